@@ -1,0 +1,34 @@
+# Front door: `make demo` and `make test` (see README.md).
+BUILD ?= build
+JOBS ?= $(shell nproc)
+CMAKE_FLAGS ?=
+DEMO_MODEL ?= models/clover-tiny-random
+
+.PHONY: setup build demo test test-unit test-sanitize test-fuzz clean
+
+setup:
+	@scripts/setup.sh
+
+build: setup
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS)
+
+demo: build
+	$(BUILD)/clover info $(DEMO_MODEL)
+	$(BUILD)/clover verify $(DEMO_MODEL)
+
+test-unit: build
+	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
+
+# The file-format and tokenizer tests again under AddressSanitizer + UBSan.
+test-sanitize: setup
+	@scripts/test_sanitize.sh
+
+# Each libFuzzer target for a short, bounded time.
+test-fuzz: setup
+	@scripts/test_fuzz.sh
+
+test: test-unit test-sanitize test-fuzz
+
+clean:
+	rm -rf $(BUILD) build-asan build-fuzz

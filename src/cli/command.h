@@ -1,0 +1,21 @@
+// The `clover` command registry: one Register*Command per file, listed in main.cc.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include "core/status.h"
+
+namespace clover::cli {
+
+// Each command adds a subcommand to `app` whose callback sets the process exit code through
+// `SetExitCode`; errors go through `ReportError` (one line on stderr, non-zero exit).
+void RegisterInfoCommand(CLI::App& app);
+void RegisterVerifyCommand(CLI::App& app);
+
+// Prints "clover: error: <message>" and returns the exit code for `status` (never 0).
+int ReportError(const Status& status);
+// Records the exit code main() returns.
+void SetExitCode(int code);
+int ExitCode();
+
+}  // namespace clover::cli
