@@ -373,8 +373,10 @@ Result<ModelConfig> ConfigFromGguf(const io::GgufFile& g) {
     DiffusionConfig& d = c.diffusion;
     const std::string dp = p + "diffusion.";
     CLOVER_TRY(opt_int(dp + "block_size", &d.block_size));
-    for (const std::string key : {std::string("diffusion.shift_logits"), dp + "shift_logits"}) {
-      if (g.Find(key) != nullptr) CLOVER_ASSIGN_OR_RETURN(d.shift_logits, g.GetBool(key));
+    for (const std::string& key : {std::string("diffusion.shift_logits"), dp + "shift_logits"}) {
+      if (g.Find(key) != nullptr) {
+        CLOVER_ASSIGN_OR_RETURN(d.shift_logits, g.GetBool(key));
+      }
     }
     if (g.Find(dp + "block_alignment") != nullptr) {
       CLOVER_ASSIGN_OR_RETURN(std::string s, g.GetString(dp + "block_alignment"));
