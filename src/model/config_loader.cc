@@ -320,8 +320,9 @@ Result<ModelConfig> ConfigFromGguf(const io::GgufFile& g) {
   if (g.Find(p + "expert_shared_count") != nullptr) {
     CLOVER_TRY(get_int("expert_shared_count", &c.n_shared_experts));
   } else if (c.shared_ffn > 0) {
+    // llama.cpp's qwen35moe never writes the key; some clover_moe files lack it (clover-spec.md §1).
     c.n_shared_experts = 1;
-    Warn(g.label() + ": " + p + "expert_shared_count is missing; assuming 1 shared expert "
+    if (c.family == ModelFamily::kCloverMoe) Warn(g.label() + ": " + p + "expert_shared_count is missing; assuming 1 shared expert "
          "(expert_shared_feed_forward_length = " + std::to_string(c.shared_ffn) + ")");
   }
   CLOVER_TRY(get_int("ssm.conv_kernel", &c.conv_kernel));
