@@ -1,0 +1,201 @@
+// Block-diffusion LowConfidence decoder (see block_diffusion_decoder.h).
+#include "decode/block_diffusion_decoder.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "core/check.h"
+
+namespace clover::decode {
+
+BlockDiffusionDecoder::BlockDiffusionDecoder(const ResolvedRequest& request,
+                                             const DecodeModelInfo& model, TokenTextFn token_text)
+    : request_(request),
+      model_(model),
+      mask_id_(*model.mask_token_id),
+      block_size_(request.block_size),
+      stream_(request.stop_ids, request.request.stop_strings, request.request.max_tokens,
+              std::move(token_text), model.think_end_id, request.request.thinking),
+      chooser_(model, request.penalties, request.stop_push, request.request.sampling),
+      rng_(request.request.sampling.seed) {
+  const std::vector<int32_t>& prompt = request_.request.prompt;
+  history_.AddPrompt(prompt);
+  prefill_len_ = static_cast<int64_t>(prompt.size());
+  if (model.block_alignment == model::BlockAlignment::kAbsolute) {
+    // clover-decoding.md §2 item 3: blocks start at multiples of B; the prompt tail sits pre-fixed
+    // in block 0 and is committed with it, never emitted.
+    prefill_len_ -= prefill_len_ % block_size_;
+    prompt_tail_.assign(prompt.begin() + prefill_len_, prompt.end());
+  }
+  if (prefill_len_ == 0) StartBlock();
+}
+
+void BlockDiffusionDecoder::StartBlock() {
+  rows_.assign(static_cast<size_t>(block_size_), BlockRow{});
+  prefix_rows_ = 0;
+  if (counters_.blocks == 0) {
+    for (int32_t id : prompt_tail_) rows_[prefix_rows_++] = BlockRow{RowState::kFixed, id};
+  }
+  state_ = State::kPreview;
+}
+
+std::vector<int> BlockDiffusionDecoder::NeededRows() const {
+  std::vector<int> needed;
+  for (int j = 0; j < block_size_; ++j) {
+    if (rows_[j].state != RowState::kMasked) continue;
+    if (!model_.shift_logits) needed.push_back(j);
+    else if (j > 0) needed.push_back(j - 1);
+  }
+  return needed;
+}
+
+std::vector<RowGroup> BlockDiffusionDecoder::NextGroups() {
+  switch (state_) {
+    case State::kPrefill: {
+      const auto& prompt = request_.request.prompt;
+      RowGroup g{GroupMode::kAppend, 0, {prompt.begin(), prompt.begin() + prefill_len_}, {}};
+      if (model_.shift_logits) g.logit_rows.push_back(static_cast<int>(prefill_len_) - 1);
+      return {std::move(g)};
+    }
+    case State::kPreview: {
+      RowGroup g{GroupMode::kPreview, position_, {}, NeededRows()};
+      for (const BlockRow& r : rows_) g.tokens.push_back(r.state == RowState::kFixed ? r.token : mask_id_);
+      return {std::move(g)};
+    }
+    case State::kCommit: {
+      RowGroup g{GroupMode::kAppend, position_, commit_, {}};
+      if (model_.shift_logits && !final_commit_)
+        g.logit_rows.push_back(static_cast<int>(commit_.size()) - 1);
+      return {std::move(g)};
+    }
+    case State::kDone:
+      return {};
+  }
+  return {};
+}
+
+RowPhase BlockDiffusionDecoder::PhaseOf(int row) const {
+  const int64_t offset = row - prefix_rows_;  // index of the row among this block's answer rows
+  if (!stream_.thinking()) return RowPhase{-1, stream_.answer_tokens() + offset};
+  if (model_.think_end_id) {
+    for (int j = prefix_rows_; j < row; ++j) {
+      if (rows_[j].state == RowState::kFixed && rows_[j].token == *model_.think_end_id)
+        return RowPhase{-1, stream_.answer_tokens() + (row - j - 1)};
+    }
+  }
+  return RowPhase{stream_.thinking_tokens() + offset, -1};
+}
+
+Status BlockDiffusionDecoder::ApplyRound(std::span<const float> logits,
+                                         std::span<const int> needed) {
+  const size_t vocab = static_cast<size_t>(model_.vocab_size);
+  std::vector<RowCandidate> candidates;
+  for (int j = 0; j < block_size_; ++j) {
+    if (rows_[j].state != RowState::kMasked) continue;
+    std::span<const float> raw;
+    if (model_.shift_logits && j == 0) {
+      CLOVER_CHECK(causal_logits_.size() == vocab);
+      raw = causal_logits_;
+    } else {
+      const int source = model_.shift_logits ? j - 1 : j;
+      const auto it = std::lower_bound(needed.begin(), needed.end(), source);
+      CLOVER_CHECK(it != needed.end() && *it == source);
+      raw = logits.subspan(static_cast<size_t>(it - needed.begin()) * vocab, vocab);
+    }
+    CLOVER_ASSIGN_OR_RETURN(TokenChoice choice, chooser_.Choose(raw, history_, PhaseOf(j), rng_));
+    CLOVER_CHECK(choice.token != mask_id_);  // clover-spec.md I3: suppressed before the choice
+    candidates.push_back(RowCandidate{j, choice.token, choice.prob});
+  }
+  for (size_t k : SelectLowConfidence(candidates, request_.request.threshold)) {
+    const RowCandidate& c = candidates[k];
+    rows_[c.row] = BlockRow{RowState::kFixed, c.token};
+    history_.AddGenerated(c.token);
+    ++counters_.rows_fixed;
+  }
+  return Status::Ok();
+}
+
+BlockEnd BlockDiffusionDecoder::EvaluateEnd() const {
+  // Prompt rows at the head are not candidates for the EOS rule (a template's <|im_end|>).
+  const int answer_rows = block_size_ - prefix_rows_;
+  const int needed = static_cast<int>(std::min<int64_t>(stream_.remaining(), answer_rows));
+  BlockEnd end = EvaluateBlockEnd(std::span<const BlockRow>(rows_).subspan(prefix_rows_),
+                                  stream_.stop_ids(), needed);
+  end.length += prefix_rows_;
+  return end;
+}
+
+void BlockDiffusionDecoder::ResolveBlock(const BlockEnd& end, StepEvents& events) {
+  ++counters_.blocks;
+  std::vector<int32_t> answer;
+  for (int j = prefix_rows_; j < end.length; ++j) answer.push_back(rows_[j].token);
+  const size_t accepted = stream_.Emit(answer, events);
+  counters_.tokens = stream_.generated();
+
+  // Rows past the accepted ones are discarded (clover-decoding.md §5.3): out of the history.
+  const int kept = prefix_rows_ + static_cast<int>(accepted);
+  for (int j = kept; j < block_size_; ++j) {
+    if (rows_[j].state == RowState::kFixed) history_.RemoveGenerated(rows_[j].token);
+  }
+  commit_.clear();
+  for (int j = 0; j < kept; ++j) commit_.push_back(rows_[j].token);
+  if (!stream_.finished()) {
+    CLOVER_CHECK(kept == block_size_);
+    state_ = State::kCommit;
+  } else if (request_.request.keep_session && !commit_.empty()) {
+    final_commit_ = true;
+    state_ = State::kCommit;
+  } else {
+    state_ = State::kDone;
+  }
+}
+
+Result<StepEvents> BlockDiffusionDecoder::Consume(std::span<const float> logits) {
+  if (state_ == State::kDone)
+    return FailedPrecondition("diffusion decoder: Consume called after the request finished");
+  const std::vector<RowGroup> groups = NextGroups();
+  const size_t want = groups[0].logit_rows.size() * static_cast<size_t>(model_.vocab_size);
+  if (logits.size() != want)
+    return InvalidArgument("diffusion decoder: expected " + std::to_string(want) + " logits (" +
+                           std::to_string(groups[0].logit_rows.size()) + " rows x " +
+                           std::to_string(model_.vocab_size) + "), found " +
+                           std::to_string(logits.size()));
+  StepEvents events;
+  switch (state_) {
+    case State::kPrefill:
+      counters_.prefill_rows += prefill_len_;
+      position_ = prefill_len_;
+      if (model_.shift_logits) causal_logits_.assign(logits.begin(), logits.end());
+      StartBlock();
+      break;
+    case State::kPreview: {
+      ++counters_.preview_passes;
+      CLOVER_TRY(ApplyRound(logits, groups[0].logit_rows));
+      BlockEnd end = EvaluateEnd();
+      // With shift_logits a lone masked row 0 reads only the stored causal logits: no forward.
+      while (!end.resolved && NeededRows().empty()) {
+        CLOVER_TRY(ApplyRound({}, {}));
+        end = EvaluateEnd();
+      }
+      if (end.resolved) ResolveBlock(end, events);
+      break;
+    }
+    case State::kCommit:
+      ++counters_.commit_passes;
+      position_ += static_cast<int64_t>(commit_.size());
+      events.committed = static_cast<int64_t>(commit_.size());
+      if (final_commit_) {
+        state_ = State::kDone;
+        break;
+      }
+      if (model_.shift_logits) causal_logits_.assign(logits.begin(), logits.end());
+      StartBlock();
+      break;
+    case State::kDone:
+      break;
+  }
+  return events;
+}
+
+}  // namespace clover::decode

@@ -1,0 +1,64 @@
+// Block-diffusion decoder with LowConfidence selection (clover-decoding.md §1-§6): preview passes
+// over a block of mask rows until it resolves, emit, then one causal commit of the block.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "decode/answer_stream.h"
+#include "decode/decoder.h"
+#include "decode/low_confidence.h"
+#include "decode/request.h"
+#include "decode/row_chooser.h"
+
+namespace clover::decode {
+
+class BlockDiffusionDecoder : public Decoder {
+ public:
+  // Preconditions (checked by CreateDecoder): `model.mask_token_id` is set, block size 8/16/32.
+  // `model` must outlive the decoder.
+  BlockDiffusionDecoder(const ResolvedRequest& request, const DecodeModelInfo& model,
+                        TokenTextFn token_text);
+
+  std::vector<RowGroup> NextGroups() override;
+  Result<StepEvents> Consume(std::span<const float> logits) override;
+  bool finished() const override { return state_ == State::kDone; }
+  const DecodeCounters& counters() const override { return counters_; }
+
+ private:
+  enum class State { kPrefill, kPreview, kCommit, kDone };
+
+  // Returns the preview rows whose logits the next pass needs: the masked rows, or with
+  // shift_logits the row left of each masked row (row 0 reads the stored causal logits).
+  std::vector<int> NeededRows() const;
+  // Returns the stop-push counters of block row `row`.
+  RowPhase PhaseOf(int row) const;
+  void StartBlock();
+  // One LowConfidence round over the masked rows; `logits` holds the rows `needed` asks for.
+  Status ApplyRound(std::span<const float> logits, std::span<const int> needed);
+  BlockEnd EvaluateEnd() const;
+  void ResolveBlock(const BlockEnd& end, StepEvents& events);
+
+  ResolvedRequest request_;
+  const DecodeModelInfo& model_;
+  int32_t mask_id_;
+  int block_size_;
+  AnswerStream stream_;
+  RowChooser chooser_;
+  TokenHistory history_;
+  Rng rng_;
+  DecodeCounters counters_;
+  State state_ = State::kPrefill;
+
+  int64_t position_ = 0;             // committed length
+  int64_t prefill_len_ = 0;          // prompt rows prefilled causally
+  std::vector<int32_t> prompt_tail_; // absolute alignment: prompt rows pre-fixed in block 0
+  std::vector<BlockRow> rows_;
+  int prefix_rows_ = 0;              // pre-fixed prompt rows at the head of the current block
+  std::vector<float> causal_logits_; // last committed row's causal logits (shift_logits)
+  std::vector<int32_t> commit_;      // tokens of the pending commit
+  bool final_commit_ = false;        // the pending commit ends the request (keep_session)
+};
+
+}  // namespace clover::decode

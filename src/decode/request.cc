@@ -1,0 +1,68 @@
+// Request validation and defaults (see request.h), plus the enum names of decoder.h.
+#include "decode/request.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace clover::decode {
+
+const char* DecoderKindName(DecoderKind kind) {
+  return kind == DecoderKind::kAr ? "ar" : "diffusion";
+}
+
+const char* FinishReasonName(FinishReason reason) {
+  return reason == FinishReason::kStop ? "stop" : "length";
+}
+
+Result<DecoderKind> ParseDecoderKind(std::string_view name) {
+  if (name == "ar") return DecoderKind::kAr;
+  if (name == "diffusion") return DecoderKind::kDiffusion;
+  return InvalidArgument("decoder: expected \"ar\" or \"diffusion\", found \"" +
+                         std::string(name) + "\"");
+}
+
+Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const DecodeModelInfo& model) {
+  if (model.vocab_size < 1 || model.n_valid_tokens < 1 || model.n_valid_tokens > model.vocab_size)
+    return InvalidArgument("decode: model vocab_size " + std::to_string(model.vocab_size) +
+                           " and n_valid_tokens " + std::to_string(model.n_valid_tokens) +
+                           ": expected 1 <= n_valid_tokens <= vocab_size");
+  if (request.prompt.empty()) return InvalidArgument("decode: the prompt has no tokens");
+  for (size_t i = 0; i < request.prompt.size(); ++i) {
+    const int32_t id = request.prompt[i];
+    if (id < 0 || id >= model.vocab_size)
+      return InvalidArgument("decode: prompt token " + std::to_string(i) + " is id " +
+                             std::to_string(id) + ", expected 0 <= id < " +
+                             std::to_string(model.vocab_size));
+  }
+  if (request.max_tokens < 1)
+    return InvalidArgument("decode: max_tokens expected >= 1, found " +
+                           std::to_string(request.max_tokens));
+  if (!std::isfinite(request.threshold))
+    return InvalidArgument("decode: threshold expected finite, found " +
+                           std::to_string(request.threshold));
+  CLOVER_TRY(ValidateSamplingParams(request.sampling));
+
+  ResolvedRequest r;
+  r.request = request;
+  r.penalties = ResolvePenalties(request.penalties, model.is_clover);
+  CLOVER_TRY(ValidatePenaltyParams(r.penalties));
+  r.stop_push = request.stop_push ? *request.stop_push
+                                  : (model.is_clover ? kCloverReleaseStopPush : StopPushParams{});
+  CLOVER_TRY(ValidateStopPushParams(r.stop_push));
+
+  r.stop_ids = model.eos_ids;
+  for (int32_t id : request.stop_ids) {
+    if (std::find(r.stop_ids.begin(), r.stop_ids.end(), id) == r.stop_ids.end())
+      r.stop_ids.push_back(id);
+  }
+
+  r.block_size = request.block_size != 0 ? request.block_size : model.block_size;
+  if (request.kind == DecoderKind::kDiffusion && r.block_size != 8 && r.block_size != 16 &&
+      r.block_size != 32)
+    return InvalidArgument("decode: block size expected 8, 16 or 32, found " +
+                           std::to_string(r.block_size));
+  return r;
+}
+
+}  // namespace clover::decode
