@@ -1,0 +1,45 @@
+// KernelTable: the per-ISA entry points of the hot kernels, filled once at start-up.
+#pragma once
+
+#include <cstdint>
+
+#include "core/cpu_features.h"
+#include "core/dtype.h"
+#include "core/status.h"
+
+namespace clover::kernels {
+
+// Weight element types the matmul kernels read directly.
+enum class WeightType { kF32, kBF16, kF16 };
+inline constexpr int kWeightTypeCount = 3;
+
+// Computes `y[r * y_stride + o] = sum_i x[r * x_stride + i] * w[o][i]` for rows r in
+// [0, n_rows) and outputs o in [o_begin, o_end). `w` points at row 0 of a row-major [out, in]
+// matrix of the kernel's WeightType whose rows are `w_row_bytes` apart.
+using MatMulFn = void (*)(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
+                          int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end,
+                          float* y, int64_t y_stride);
+// Returns sum_i a[i] * b[i].
+using DotFn = float (*)(const float* a, const float* b, int64_t n);
+// Does y[i] += alpha * x[i].
+using AxpyFn = void (*)(float alpha, const float* x, float* y, int64_t n);
+// Does y[i] *= alpha.
+using ScaleFn = void (*)(float alpha, float* y, int64_t n);
+
+struct KernelTable {
+  Isa isa = Isa::kRef;
+  MatMulFn matmul[kWeightTypeCount] = {};
+  DotFn dot = nullptr;
+  AxpyFn axpy = nullptr;
+  ScaleFn scale = nullptr;
+};
+
+// Returns the table of `isa` (reference kernels fill whatever an ISA lacks). `isa` must be
+// supported by this CPU (IsaSupported).
+const KernelTable& GetKernelTable(Isa isa);
+// Returns the table for SelectIsa() (honours CLOVER_FORCE_ISA).
+Result<const KernelTable*> SelectKernelTable();
+// Returns the WeightType of `dtype`, or an error naming `what` for types the kernels cannot read.
+Result<WeightType> WeightTypeOf(DType dtype, const char* what);
+
+}  // namespace clover::kernels

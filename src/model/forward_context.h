@@ -1,0 +1,63 @@
+// ForwardContext and ForwardScratch: what the layer blocks of one forward call share.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "kernels/kernel_context.h"
+#include "model/config.h"
+#include "model/sequence_state.h"
+
+namespace clover::model {
+
+// Receives named intermediate activations (llama.cpp names: "attn_norm", "l_out", ...; layer -1
+// for model-level tensors), `rows` x `cols` row-major, for comparison with reference dumps.
+using DebugHook = std::function<void(std::string_view name, int layer, const float* data,
+                                     int64_t rows, int64_t cols)>;
+
+// How GDN layers scan a group: chunked for more than one row (kAuto), or forced (tests).
+enum class GdnScan { kAuto, kRecurrent, kChunked };
+
+// Reusable buffers of a forward call; grow to the largest batch seen, never shrink.
+class ForwardScratch {
+ public:
+  enum Slot {
+    kHidden, kNormed, kMixer, kProjA, kProjB, kProjC, kProjD, kCore, kGated,
+    kRouter, kExpertIn, kExpertGate, kExpertUp, kExpertOut, kSharedGate, kSharedUp, kSharedOut,
+    kHeadIn, kSlotCount
+  };
+  // Returns a buffer of at least `n` floats (contents unspecified).
+  float* Get(Slot slot, int64_t n) {
+    std::vector<float>& b = buffers_[slot];
+    if (static_cast<int64_t>(b.size()) < n) b.resize(n);
+    return b.data();
+  }
+
+ private:
+  std::vector<float> buffers_[kSlotCount];
+};
+
+// The rows of one append group inside the batch: rows [begin, begin + count).
+struct GroupRows {
+  SequenceState* state = nullptr;
+  int64_t begin = 0;
+  int64_t count = 0;
+  int64_t first_pos = 0;
+};
+
+struct ForwardContext {
+  const kernels::KernelContext& kc;
+  const ModelConfig& config;
+  const std::vector<GroupRows>& groups;
+  int64_t n_rows = 0;
+  GdnScan gdn_scan = GdnScan::kAuto;
+  const DebugHook* hook = nullptr;  // null when no hook is set
+
+  void Dump(std::string_view name, int layer, const float* data, int64_t rows, int64_t cols) const {
+    if (hook != nullptr) (*hook)(name, layer, data, rows, cols);
+  }
+};
+
+}  // namespace clover::model

@@ -1,0 +1,97 @@
+// GDN layer: projections over the whole batch, conv + delta rule per group, gated norm, out_proj.
+#include "model/gdn_layer.h"
+
+#include <cmath>
+
+#include "kernels/delta_rule.h"
+#include "kernels/matmul.h"
+#include "kernels/ref/activations.h"
+#include "kernels/ref/causal_conv.h"
+#include "kernels/ref/l2_norm.h"
+#include "kernels/ref/rms_norm.h"
+
+namespace clover::model {
+
+void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const float* x,
+                float* out, ForwardScratch& scratch) {
+  const ModelConfig& cfg = fc.config;
+  const kernels::KernelContext& kc = fc.kc;
+  const int64_t n = fc.n_rows;
+  const int64_t hidden = cfg.hidden;
+  const int64_t conv_dim = cfg.conv_dim();
+  const int64_t key_dim = cfg.key_dim();
+  const int64_t value_dim = cfg.value_dim();
+  const int hv = cfg.hv;
+
+  float* mixed = scratch.Get(ForwardScratch::kProjA, n * conv_dim);
+  float* z = scratch.Get(ForwardScratch::kProjB, n * value_dim);
+  float* b = scratch.Get(ForwardScratch::kProjC, n * hv);
+  float* a = scratch.Get(ForwardScratch::kProjD, n * hv);
+  kernels::MatMul(kc, x, n, hidden, w.qkv, mixed, conv_dim);
+  kernels::MatMul(kc, x, n, hidden, w.z, z, value_dim);
+  kernels::MatMul(kc, x, n, hidden, w.beta, b, hv);
+  kernels::MatMul(kc, x, n, hidden, w.alpha, a, hv);
+
+  float* conv_out = scratch.Get(ForwardScratch::kCore, n * conv_dim);
+  float* core = scratch.Get(ForwardScratch::kGated, n * value_dim);
+  const float* dt_bias = w.dt_bias.f32();
+  const float* ssm_a = w.a.f32();
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(cfg.dk));
+  for (int64_t r = 0; r < n; ++r) {
+    for (int h = 0; h < hv; ++h) {
+      const float bt = b[r * hv + h];
+      const float at = a[r * hv + h];
+      b[r * hv + h] = kernels::Sigmoid(bt);  // beta
+      a[r * hv + h] = ssm_a[h] * kernels::Softplus(at + dt_bias[h]);  // log-decay g
+    }
+  }
+  for (const GroupRows& g : fc.groups) {
+    kernels::ref::CausalConvSilu(mixed + g.begin * conv_dim, conv_dim, g.count, conv_dim,
+                                 cfg.conv_kernel, w.conv.f32(), g.state->conv_state(layer),
+                                 conv_out + g.begin * conv_dim, conv_dim);
+    for (int64_t r = g.begin; r < g.begin + g.count; ++r) {
+      float* row = conv_out + r * conv_dim;
+      for (int h = 0; h < cfg.hk; ++h) {
+        kernels::ref::L2Norm(row + h * cfg.dk, cfg.dk, cfg.rms_eps, q_scale);
+        kernels::ref::L2Norm(row + key_dim + h * cfg.dk, cfg.dk, cfg.rms_eps, 1.0f);
+      }
+    }
+    kernels::DeltaRuleArgs args;
+    args.hk = cfg.hk;
+    args.hv = hv;
+    args.dk = cfg.dk;
+    args.dv = cfg.dv;
+    args.n_rows = g.count;
+    args.q = conv_out + g.begin * conv_dim;
+    args.k = args.q + key_dim;
+    args.v = args.q + 2 * key_dim;
+    args.qk_stride = conv_dim;
+    args.v_stride = conv_dim;
+    args.g = a + g.begin * hv;
+    args.beta = b + g.begin * hv;
+    args.gate_stride = hv;
+    args.state = g.state->recurrent_state(layer);
+    args.out = core + g.begin * value_dim;
+    args.out_stride = value_dim;
+    const bool chunked = fc.gdn_scan == GdnScan::kChunked ||
+                         (fc.gdn_scan == GdnScan::kAuto && g.count > 1);
+    if (chunked) {
+      kernels::DeltaRuleChunked(kc, args);
+    } else {
+      kernels::DeltaRuleRecurrent(kc, args);
+    }
+  }
+  fc.Dump("gdn_core_out", layer, core, n, value_dim);
+
+  for (int64_t r = 0; r < n; ++r) {
+    for (int h = 0; h < hv; ++h) {
+      float* o = core + r * value_dim + h * cfg.dv;
+      kernels::ref::GatedRmsNorm(o, z + r * value_dim + h * cfg.dv, w.norm.f32(), cfg.dv,
+                                 cfg.rms_eps, o);
+    }
+  }
+  kernels::MatMul(kc, core, n, value_dim, w.out, out, hidden);
+  fc.Dump("linear_attn_out", layer, out, n, hidden);
+}
+
+}  // namespace clover::model

@@ -1,0 +1,52 @@
+// Model: the CPU forward of a qwen35moe / clover_moe model over a ForwardBatch.
+#pragma once
+
+#include <memory>
+
+#include "core/status.h"
+#include "kernels/kernel_context.h"
+#include "model/forward_batch.h"
+#include "model/forward_context.h"
+#include "model/sequence_state.h"
+#include "model/weights.h"
+
+namespace clover::model {
+
+// Positions per KV page: small enough that short sequences waste little, large enough that the
+// page table stays short.
+inline constexpr int64_t kDefaultKvPageSize = 256;
+
+// Stateless apart from the weights: every sequence's state lives in its SequenceState.
+class Model {
+ public:
+  // Returns a model over `weights` (copied views; the storage is shared), after checking every
+  // tensor's dtype and shape against the config (errors name the tensor, expected and found).
+  static Result<std::unique_ptr<Model>> Create(const ModelWeights& weights,
+                                               const kernels::KernelContext& ctx);
+
+  // Returns an empty sequence whose KV pages come from this model's pool.
+  SequenceState NewSequence() const { return SequenceState(weights_.config, kv_pool_); }
+
+  // Runs every group of `batch` and returns the logits of the requested rows. Append groups
+  // advance their states. Errors (bad token id, position != state length, a state in two
+  // groups, over the context) are returned before any state changes.
+  Result<ForwardLogits> Forward(const ForwardBatch& batch, ForwardScratch& scratch) const;
+
+  const ModelConfig& config() const { return weights_.config; }
+  const ModelWeights& weights() const { return weights_; }
+  // Test and debug knobs.
+  void set_gdn_scan(GdnScan scan) { gdn_scan_ = scan; }
+  void set_debug_hook(DebugHook hook) { debug_hook_ = std::move(hook); }
+
+ private:
+  Model(const ModelWeights& weights, const kernels::KernelContext& ctx);
+  Status ValidateBatch(const ForwardBatch& batch) const;
+
+  ModelWeights weights_;
+  kernels::KernelContext ctx_;
+  std::shared_ptr<KvPool> kv_pool_;
+  GdnScan gdn_scan_ = GdnScan::kAuto;
+  DebugHook debug_hook_;
+};
+
+}  // namespace clover::model

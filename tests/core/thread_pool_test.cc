@@ -1,0 +1,48 @@
+// ThreadPool: ranges cover [0, n) exactly once, for many sizes and pool sizes.
+#include "core/thread_pool.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <vector>
+
+namespace clover {
+namespace {
+
+TEST(ThreadPoolTest, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.size(), threads);
+    for (int64_t n : {1, 2, 7, 64, 1001}) {
+      for (int64_t min_chunk : {1, 5, 100}) {
+        std::vector<std::atomic<int>> hits(n);
+        pool.ParallelFor(n, [&](int64_t b, int64_t e) {
+          ASSERT_LT(b, e);
+          for (int64_t i = b; i < e; ++i) hits[i]++;
+        }, min_chunk);
+        for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
+      }
+    }
+  }
+}
+
+TEST(ThreadPoolTest, SplitsWorkAcrossCalls) {
+  ThreadPool pool(4);
+  std::atomic<int64_t> sum{0};
+  for (int rep = 0; rep < 200; ++rep) {
+    pool.ParallelFor(100, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) sum += i;
+    });
+  }
+  EXPECT_EQ(sum.load(), 200 * 4950);
+}
+
+TEST(ThreadPoolTest, ZeroItemsCallsNothing) {
+  ThreadPool pool(2);
+  bool called = false;
+  pool.ParallelFor(0, [&](int64_t, int64_t) { called = true; });
+  EXPECT_FALSE(called);
+}
+
+}  // namespace
+}  // namespace clover
