@@ -1,0 +1,92 @@
+// The forward against llama.cpp's logits on the golden tiny models (GGUF and HF copies).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/forward_test_util.h"
+#include "model/loader.h"
+
+namespace clover::model {
+namespace {
+
+using testing::Engine;
+using testing::Logits;
+using testing::MaxAbsDiff;
+
+// ../shared/golden/qwen35moe-tiny/README.md: an F32 engine agrees with llama.cpp (FA off, F32
+// KV) to ~1e-5; 1e-4 is the suggested bound.
+constexpr double kGoldenTolerance = 1e-4;
+
+nlohmann::json ReadJson(const std::string& path) {
+  std::ifstream in(path);
+  EXPECT_TRUE(in.good()) << path;
+  return nlohmann::json::parse(in);
+}
+
+Logits ToLogits(const nlohmann::json& j) { return j.get<Logits>(); }
+
+std::string Golden(const std::string& rel) { return std::string(CLOVER_SHARED_DIR) + "/golden/" + rel; }
+
+class QwenTinyGoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(QwenTinyGoldenTest, MatchesLlamaCpp) {
+  const nlohmann::json g = ReadJson(Golden("qwen35moe-tiny/llamacpp_golden.json"));
+  Result<ModelWeights> w = LoadModel(Golden("qwen35moe-tiny/" + GetParam()));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  Engine e(*w);
+  ASSERT_NE(e.model, nullptr);
+  const std::vector<int32_t> prompt = g["prompt"].get<std::vector<int32_t>>();
+  const int64_t split = g["split"].get<int64_t>();
+
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt), ToLogits(g["logits_batch"])), kGoldenTolerance);
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])),
+            kGoldenTolerance);
+
+  // Greedy: one batch of the prompt, then one token at a time.
+  SequenceState seq = e.model->NewSequence();
+  Logits last = e.Append(seq, prompt);
+  ASSERT_EQ(last.size(), prompt.size());
+  const std::vector<int32_t> want = g["greedy_tokens"].get<std::vector<int32_t>>();
+  const Logits want_steps = ToLogits(g["greedy_step_logits"]);
+  std::vector<int32_t> got;
+  int32_t next = testing::Argmax(last.back());
+  for (size_t k = 0; k < want.size(); ++k) {
+    got.push_back(next);
+    Logits step = e.Append(seq, {next});
+    ASSERT_EQ(step.size(), 1u);
+    EXPECT_LE(MaxAbsDiff(step, {want_steps[k]}), kGoldenTolerance) << "step " << k;
+    next = testing::Argmax(step[0]);
+  }
+  EXPECT_EQ(got, want);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, QwenTinyGoldenTest, ::testing::Values("model-f32.gguf", "hf"),
+                         [](const auto& info) { return info.param == "hf" ? "Hf" : "Gguf"; });
+
+class CloverTinyCausalTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(CloverTinyCausalTest, MatchesLlamaCpp) {
+  const nlohmann::json g = ReadJson(Golden("clover-tiny/llamacpp_causal.json"));
+  Result<ModelWeights> w = LoadModel(Golden("clover-tiny/" + GetParam()));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  Engine e(*w);
+  ASSERT_NE(e.model, nullptr);
+  const std::vector<int32_t> prompt = g["prompt"].get<std::vector<int32_t>>();
+  const int64_t split = g["split"].get<int64_t>();
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt), ToLogits(g["logits_batch"])), kGoldenTolerance);
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])),
+            kGoldenTolerance);
+}
+
+INSTANTIATE_TEST_SUITE_P(Files, CloverTinyCausalTest,
+                         ::testing::Values("base-qwen35moe.gguf", "model-f32.gguf", "hf"),
+                         [](const auto& info) {
+                           return info.param == "hf" ? std::string("Hf")
+                                  : info.param == "model-f32.gguf" ? std::string("CloverGguf")
+                                                                   : std::string("BaseGguf");
+                         });
+
+}  // namespace
+}  // namespace clover::model

@@ -1,0 +1,93 @@
+// Helpers for the forward tests: prompt runs in chunks, greedy decoding, logit comparisons.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <vector>
+
+#include "core/thread_pool.h"
+#include "kernels/kernel_table.h"
+#include "model/model.h"
+
+namespace clover::model::testing {
+
+using Logits = std::vector<std::vector<float>>;
+
+// A thread pool + kernel table (best ISA) + model; what every forward test needs.
+struct Engine {
+  ThreadPool pool;
+  kernels::KernelContext ctx;
+  std::unique_ptr<Model> model;
+  ForwardScratch scratch;
+
+  explicit Engine(const ModelWeights& w, int threads = 2, Isa isa = SelectIsa().value())
+      : pool(threads), ctx{pool, kernels::GetKernelTable(isa)} {
+    Result<std::unique_ptr<Model>> m = Model::Create(w, ctx);
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    if (m.ok()) model = std::move(*m);
+  }
+
+  // Appends `ids` to `seq` and returns the logits of every appended row.
+  Logits Append(SequenceState& seq, const std::vector<int32_t>& ids) {
+    ForwardBatch batch;
+    AppendGroup g;
+    g.state = &seq;
+    g.tokens = ids;
+    g.first_pos = seq.length();
+    for (size_t i = 0; i < ids.size(); ++i) g.logit_rows.push_back(static_cast<int64_t>(i));
+    batch.appends.push_back(g);
+    Result<ForwardLogits> out = model->Forward(batch, scratch);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    Logits rows;
+    if (!out.ok()) return rows;
+    for (int64_t r = 0; r < out->n_rows; ++r)
+      rows.emplace_back(out->row(r), out->row(r) + out->vocab);
+    return rows;
+  }
+
+  // Runs `ids` from an empty sequence in consecutive chunks of the given sizes (rest: one chunk).
+  Logits Prompt(const std::vector<int32_t>& ids, const std::vector<int64_t>& chunks = {}) {
+    SequenceState seq = model->NewSequence();
+    Logits all;
+    size_t at = 0;
+    for (int64_t c : chunks) {
+      Logits part = Append(seq, std::vector<int32_t>(ids.begin() + at, ids.begin() + at + c));
+      all.insert(all.end(), part.begin(), part.end());
+      at += c;
+    }
+    if (at < ids.size()) {
+      Logits part = Append(seq, std::vector<int32_t>(ids.begin() + at, ids.end()));
+      all.insert(all.end(), part.begin(), part.end());
+    }
+    return all;
+  }
+};
+
+inline int32_t Argmax(const std::vector<float>& v) {
+  return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
+}
+
+// Returns max |a - b| over all rows (rows must match in number and width).
+inline double MaxAbsDiff(const Logits& a, const Logits& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t r = 0; r < std::min(a.size(), b.size()); ++r) {
+    EXPECT_EQ(a[r].size(), b[r].size());
+    for (size_t i = 0; i < std::min(a[r].size(), b[r].size()); ++i)
+      m = std::max(m, static_cast<double>(std::abs(a[r][i] - b[r][i])));
+  }
+  return m;
+}
+
+// Returns max |a - b| / max |b|.
+inline double MaxRelDiff(const Logits& a, const Logits& b) {
+  double den = 1e-30;
+  for (const auto& r : b)
+    for (float v : r) den = std::max(den, static_cast<double>(std::abs(v)));
+  return MaxAbsDiff(a, b) / den;
+}
+
+}  // namespace clover::model::testing
