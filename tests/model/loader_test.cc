@@ -5,8 +5,14 @@
 
 #include <cmath>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <map>
 
+#include <nlohmann/json.hpp>
+
+#include "io/gguf_writer.h"
+#include "model/config_loader.h"
 #include "model/tensor_map.h"
 
 namespace clover::model {
@@ -169,6 +175,155 @@ TEST(LoaderPathTest, Errors) {
   auto ambiguous = LoadModel(kGolden + "clover-tiny");
   ASSERT_FALSE(ambiguous.ok());
   EXPECT_NE(ambiguous.status().message().find("2 .gguf files"), std::string::npos);
+}
+
+class ConfigFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("clover_cfg_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::create_directories(dir_);
+    std::ifstream in(kGolden + "qwen35moe-tiny/hf/config.json");
+    base_ = nlohmann::json::parse(in);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const nlohmann::json& j) {
+    const std::string path = (dir_ / name).string();
+    std::ofstream(path) << j.dump();
+    return path;
+  }
+  std::filesystem::path dir_;
+  nlohmann::json base_;
+};
+
+TEST_F(ConfigFileTest, MissingRequiredField) {
+  base_["text_config"].erase("hidden_size");
+  auto c = LoadHfConfig(Write("config.json", base_));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(c.status().message().find("'text_config.hidden_size'"), std::string::npos) << c.status().ToString();
+  EXPECT_NE(c.status().message().find("config.json"), std::string::npos);
+}
+
+TEST_F(ConfigFileTest, WrongFieldType) {
+  base_["text_config"]["num_experts"] = "eight";
+  auto c = LoadHfConfig(Write("config.json", base_));
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(c.status().message().find("expected integer, found string"), std::string::npos) << c.status().ToString();
+}
+
+TEST_F(ConfigFileTest, UnknownModelType) {
+  base_["model_type"] = "llama";
+  auto c = LoadHfConfig(Write("config.json", base_));
+  ASSERT_FALSE(c.ok());
+  EXPECT_NE(c.status().message().find("\"llama\""), std::string::npos) << c.status().ToString();
+}
+
+TEST_F(ConfigFileTest, FlatTextConfigAndDerivedLayerKinds) {
+  nlohmann::json flat = base_["text_config"];
+  flat.erase("layer_types");
+  flat["full_attention_interval"] = 2;
+  auto c = LoadHfConfig(Write("config.json", flat));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->source_arch, "qwen3_5_moe_text");
+  EXPECT_EQ(c->layer_kinds, (std::vector<LayerKind>{LayerKind::kGatedDeltaNet, LayerKind::kFullAttention,
+                                                    LayerKind::kGatedDeltaNet, LayerKind::kFullAttention}));
+  EXPECT_EQ(c->rope_dim, 8);
+}
+
+TEST_F(ConfigFileTest, GenerationConfigEos) {
+  ModelConfig c;
+  ASSERT_TRUE(ApplyGenerationConfig(Write("generation_config.json", {{"eos_token_id", {7, 3}}}), &c).ok());
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{7, 3}));
+  ASSERT_TRUE(ApplyGenerationConfig(Write("generation_config.json", {{"eos_token_id", 9}, {"pad_token_id", 1}}), &c).ok());
+  EXPECT_EQ(c.eos_token_ids, (std::vector<int64_t>{9}));
+  EXPECT_EQ(c.pad_token_id, 1);
+  auto bad = ApplyGenerationConfig(Write("generation_config.json", {{"eos_token_id", "x"}}), &c);
+  EXPECT_EQ(bad.code(), StatusCode::kInvalidArgument);
+}
+
+TEST_F(ConfigFileTest, CloverDiffusionFields) {
+  std::ifstream in(kGolden + "clover-tiny/hf/config.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  j["diffusion"]["preview_gdn"] = "causal";
+  j["diffusion"]["block_alignment"] = "absolute";
+  j["diffusion"]["preview_topk"] = 4;
+  auto c = LoadHfConfig(Write("config.json", j));
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->diffusion.preview_gdn, PreviewGdn::kCausal);
+  EXPECT_EQ(c->diffusion.block_alignment, BlockAlignment::kAbsolute);
+  EXPECT_EQ(c->effective_preview_topk(), 4);
+  j["diffusion"]["block_alignment"] = "sideways";
+  auto bad = LoadHfConfig(Write("config.json", j));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("diffusion.block_alignment"), std::string::npos) << bad.status().ToString();
+}
+
+// Rewrites the golden clover GGUF metadata (tensors dropped) with `edit` applied.
+Result<ModelConfig> GgufConfigWith(const std::function<void(std::vector<std::pair<std::string, io::GgufValue>>&)>& edit,
+                                   const std::string& path) {
+  auto src = io::GgufFile::Open(kGolden + "clover-tiny/model-f32.gguf");
+  if (!src.ok()) return src.status();
+  std::vector<std::pair<std::string, io::GgufValue>> kv = (*src)->metadata();
+  edit(kv);
+  io::GgufWriter w;
+  for (auto& [k, v] : kv) w.AddKv(k, v);
+  CLOVER_TRY(w.WriteFile(path));
+  auto g = io::GgufFile::Open(path);
+  if (!g.ok()) return g.status();
+  return ConfigFromGguf(**g);
+}
+
+void SetKv(std::vector<std::pair<std::string, io::GgufValue>>& kv, const std::string& key, io::GgufValue v) {
+  for (auto& [k, old] : kv) {
+    if (k == key) {
+      old = std::move(v);
+      return;
+    }
+  }
+  kv.emplace_back(key, std::move(v));
+}
+
+void EraseKv(std::vector<std::pair<std::string, io::GgufValue>>& kv, const std::string& key) {
+  std::erase_if(kv, [&](const auto& p) { return p.first == key; });
+}
+
+TEST_F(ConfigFileTest, GgufMtpAndRecurrentLayers) {
+  auto c = GgufConfigWith(
+      [](auto& kv) {
+        SetKv(kv, "clover_moe.block_count", io::GgufValue::U32(5));
+        SetKv(kv, "clover_moe.nextn_predict_layers", io::GgufValue::U32(1));
+        std::vector<io::GgufValue> rec;
+        for (bool b : {true, false, true, false, false}) rec.push_back(io::GgufValue::Bool(b));
+        SetKv(kv, "clover_moe.attention.recurrent_layers", io::GgufValue::Array(io::GgufType::kBool, rec));
+      },
+      (dir_ / "m.gguf").string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->n_layers, 4);
+  EXPECT_EQ(c->mtp_layers, 1);
+  EXPECT_EQ(c->layer_kinds, (std::vector<LayerKind>{LayerKind::kGatedDeltaNet, LayerKind::kFullAttention,
+                                                    LayerKind::kGatedDeltaNet, LayerKind::kFullAttention}));
+  EXPECT_TRUE(c->tie_embeddings);  // no output.weight tensor in this metadata-only file
+}
+
+TEST_F(ConfigFileTest, GgufSharedExpertCountDefaultsToOne) {
+  auto c = GgufConfigWith([](auto& kv) { EraseKv(kv, "clover_moe.expert_shared_count"); }, (dir_ / "m.gguf").string());
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  EXPECT_EQ(c->n_shared_experts, 1);
+}
+
+TEST_F(ConfigFileTest, GgufMissingAndMistypedKeys) {
+  auto missing = GgufConfigWith([](auto& kv) { EraseKv(kv, "clover_moe.expert_count"); }, (dir_ / "m.gguf").string());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kNotFound);
+  EXPECT_NE(missing.status().message().find("clover_moe.expert_count"), std::string::npos);
+  auto mistyped = GgufConfigWith([](auto& kv) { SetKv(kv, "clover_moe.expert_count", io::GgufValue::String("8")); },
+                                 (dir_ / "m.gguf").string());
+  ASSERT_FALSE(mistyped.ok());
+  EXPECT_NE(mistyped.status().message().find("expected an integer, found string"), std::string::npos)
+      << mistyped.status().ToString();
 }
 
 }  // namespace
