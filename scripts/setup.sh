@@ -9,6 +9,7 @@ PACKAGES=(
   nlohmann-json3-dev libcli11-dev     # JSON, command line
   libpcre2-dev libutf8proc-dev        # tokenizer regex + Unicode normalisation
   libgtest-dev libgmock-dev libbenchmark-dev
+  libssl-dev                          # SHA-256 (OpenSSL EVP) for `clover verify`: a vetted digest beats our own
 )
 
 missing=()
