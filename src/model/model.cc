@@ -17,15 +17,17 @@
 
 namespace clover::model {
 
-Model::Model(const ModelWeights& weights, const kernels::KernelContext& ctx)
-    : weights_(weights),
-      ctx_(ctx),
-      kv_pool_(KvPool::Create(kDefaultKvPageSize, weights.config.kv_dim())) {}
+Model::Model(const ModelWeights& weights, const kernels::KernelContext& ctx, int64_t kv_page_size)
+    : weights_(weights), ctx_(ctx), kv_pool_(KvPool::Create(kv_page_size, weights.config.kv_dim())) {}
 
 Result<std::unique_ptr<Model>> Model::Create(const ModelWeights& weights,
-                                             const kernels::KernelContext& ctx) {
+                                             const kernels::KernelContext& ctx,
+                                             int64_t kv_page_size) {
   CLOVER_TRY(ValidateWeights(weights));
-  return std::unique_ptr<Model>(new Model(weights, ctx));
+  if (kv_page_size <= 0) {
+    return InvalidArgument("model: KV page size " + std::to_string(kv_page_size) + ", expected > 0");
+  }
+  return std::unique_ptr<Model>(new Model(weights, ctx, kv_page_size));
 }
 
 Status Model::ValidateBatch(const ForwardBatch& batch) const {

@@ -21,8 +21,10 @@ class Model {
  public:
   // Returns a model over `weights` (copied views; the storage is shared), after checking every
   // tensor's dtype and shape against the config (errors name the tensor, expected and found).
+  // KV pages hold `kv_page_size` positions.
   static Result<std::unique_ptr<Model>> Create(const ModelWeights& weights,
-                                               const kernels::KernelContext& ctx);
+                                               const kernels::KernelContext& ctx,
+                                               int64_t kv_page_size = kDefaultKvPageSize);
 
   // Returns an empty sequence whose KV pages come from this model's pool.
   SequenceState NewSequence() const { return SequenceState(weights_.config, kv_pool_); }
@@ -39,7 +41,7 @@ class Model {
   void set_debug_hook(DebugHook hook) { debug_hook_ = std::move(hook); }
 
  private:
-  Model(const ModelWeights& weights, const kernels::KernelContext& ctx);
+  Model(const ModelWeights& weights, const kernels::KernelContext& ctx, int64_t kv_page_size);
   Status ValidateBatch(const ForwardBatch& batch) const;
 
   ModelWeights weights_;

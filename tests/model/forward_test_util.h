@@ -23,9 +23,10 @@ struct Engine {
   std::unique_ptr<Model> model;
   ForwardScratch scratch;
 
-  explicit Engine(const ModelWeights& w, int threads = 2, Isa isa = SelectIsa().value())
+  explicit Engine(const ModelWeights& w, int threads = 2, Isa isa = SelectIsa().value(),
+                  int64_t kv_page_size = kDefaultKvPageSize)
       : pool(threads), ctx{pool, kernels::GetKernelTable(isa)} {
-    Result<std::unique_ptr<Model>> m = Model::Create(w, ctx);
+    Result<std::unique_ptr<Model>> m = Model::Create(w, ctx, kv_page_size);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     if (m.ok()) model = std::move(*m);
   }
