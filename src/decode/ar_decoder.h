@@ -16,7 +16,6 @@ namespace clover::decode {
 
 class ArDecoder : public Decoder {
  public:
-  // `model` must outlive the decoder.
   ArDecoder(const ResolvedRequest& request, const DecodeModelInfo& model, TokenTextFn token_text);
 
   std::vector<RowGroup> NextGroups() override;
@@ -30,7 +29,7 @@ class ArDecoder : public Decoder {
   enum class State { kPrefill, kStep, kFinalCommit, kDone };
 
   ResolvedRequest request_;
-  const DecodeModelInfo& model_;
+  DecodeModelInfo model_;
   AnswerStream stream_;
   RowChooser chooser_;
   TokenHistory history_;

@@ -17,7 +17,6 @@ namespace clover::decode {
 class BlockDiffusionDecoder : public Decoder {
  public:
   // Preconditions (checked by CreateDecoder): `model.mask_token_id` is set, block size 8/16/32.
-  // `model` must outlive the decoder.
   BlockDiffusionDecoder(const ResolvedRequest& request, const DecodeModelInfo& model,
                         TokenTextFn token_text);
 
@@ -41,7 +40,7 @@ class BlockDiffusionDecoder : public Decoder {
   void ResolveBlock(const BlockEnd& end, StepEvents& events);
 
   ResolvedRequest request_;
-  const DecodeModelInfo& model_;
+  DecodeModelInfo model_;
   int32_t mask_id_;
   int block_size_;
   AnswerStream stream_;

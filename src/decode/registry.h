@@ -10,7 +10,6 @@ namespace clover::decode {
 
 // Returns the decoder of `request.kind` with the request's defaults resolved (request.h).
 // FailedPrecondition for diffusion on a model without a mask token (clover-spec.md §4 Q4).
-// `model` must outlive the decoder.
 Result<std::unique_ptr<Decoder>> CreateDecoder(const DecodeRequest& request,
                                                const DecodeModelInfo& model,
                                                TokenTextFn token_text);

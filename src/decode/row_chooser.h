@@ -22,7 +22,6 @@ struct RowPhase {
 
 class RowChooser {
  public:
-  // `model` must outlive the chooser.
   RowChooser(const DecodeModelInfo& model, const PenaltyParams& penalties,
              const StopPushParams& stop_push, const SamplingParams& sampling);
 
@@ -32,7 +31,7 @@ class RowChooser {
                              RowPhase phase, Rng& rng);
 
  private:
-  const DecodeModelInfo& model_;
+  DecodeModelInfo model_;
   PenaltyParams penalties_;
   StopPushParams stop_push_;
   SamplingParams sampling_;
