@@ -54,6 +54,7 @@ struct Node {
   Value literal;
   bool negated = false;
   bool attr = false;  // kSet: `set ns.attr = ...`
+  int height = 1;     // expression tree height, bounded by the parser
 };
 
 }  // namespace clover::tokenizer::jinja

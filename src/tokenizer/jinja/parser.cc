@@ -2,6 +2,7 @@
 // (condexpr < or < and < not < compare < +,- < ~ < *,/,//,% < ** < unary < postfix/filters).
 #include "tokenizer/jinja/parser.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <initializer_list>
 
@@ -70,6 +71,20 @@ class Parser {
     ~DepthGuard() { --*d_; }
     int* d_;
   };
+  // Records `n`'s height; long operator or postfix chains nest without parser recursion, so the
+  // bound is checked here too (evaluation and destruction recurse over the tree).
+  Status Grow(Node* n) const {
+    for (const NodePtr& a : n->args) {
+      if (a) n->height = std::max(n->height, a->height + 1);
+    }
+    if (n->height > kMaxNesting) {
+      return Status(StatusCode::kResourceExhausted,
+                    "template " + name_ + ":" + std::to_string(n->line) + ":" +
+                        std::to_string(n->column) + ": expression nests deeper than " +
+                        std::to_string(kMaxNesting) + " levels");
+    }
+    return Status::Ok();
+  }
   Status CheckDepth() const {
     if (depth_ > kMaxNesting) {
       return ErrorAt(Cur(), StatusCode::kResourceExhausted,
@@ -312,16 +327,18 @@ class Parser {
       n->args.push_back(std::move(value));
       n->args.push_back(std::move(cond));
       n->args.push_back(std::move(otherwise));
+      CLOVER_TRY(Grow(n.get()));
       value = std::move(n);
     }
     return value;
   }
 
-  NodePtr Binary(const std::string& op, NodePtr a, NodePtr b, const Token& at) {
+  Result<NodePtr> Binary(const std::string& op, NodePtr a, NodePtr b, const Token& at) {
     auto n = Make(NodeKind::kBinary, at);
     n->name = op;
     n->args.push_back(std::move(a));
     n->args.push_back(std::move(b));
+    CLOVER_TRY(Grow(n.get()));
     return n;
   }
 
@@ -331,7 +348,7 @@ class Parser {
       const Token& at = Cur();
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr b, ParseAnd());
-      a = Binary("or", std::move(a), std::move(b), at);
+      CLOVER_ASSIGN_OR_RETURN(a, Binary("or", std::move(a), std::move(b), at));
     }
     return a;
   }
@@ -341,7 +358,7 @@ class Parser {
       const Token& at = Cur();
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr b, ParseNot());
-      a = Binary("and", std::move(a), std::move(b), at);
+      CLOVER_ASSIGN_OR_RETURN(a, Binary("and", std::move(a), std::move(b), at));
     }
     return a;
   }
@@ -354,6 +371,7 @@ class Parser {
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr e, ParseNot());
       n->args.push_back(std::move(e));
+      CLOVER_TRY(Grow(n.get()));
       return n;
     }
     return ParseCompare();
@@ -379,7 +397,7 @@ class Parser {
         return a;
       }
       CLOVER_ASSIGN_OR_RETURN(NodePtr b, ParseMath1());
-      a = Binary(op, std::move(a), std::move(b), at);
+      CLOVER_ASSIGN_OR_RETURN(a, Binary(op, std::move(a), std::move(b), at));
     }
   }
   Result<NodePtr> ParseMath1() {
@@ -388,7 +406,7 @@ class Parser {
       const Token& at = Cur();
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr b, ParseConcat());
-      a = Binary(at.text, std::move(a), std::move(b), at);
+      CLOVER_ASSIGN_OR_RETURN(a, Binary(at.text, std::move(a), std::move(b), at));
     }
     return a;
   }
@@ -398,7 +416,7 @@ class Parser {
       const Token& at = Cur();
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr b, ParseMath2());
-      a = Binary("~", std::move(a), std::move(b), at);
+      CLOVER_ASSIGN_OR_RETURN(a, Binary("~", std::move(a), std::move(b), at));
     }
     return a;
   }
@@ -408,7 +426,7 @@ class Parser {
       const Token& at = Cur();
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr b, ParsePow());
-      a = Binary(at.text, std::move(a), std::move(b), at);
+      CLOVER_ASSIGN_OR_RETURN(a, Binary(at.text, std::move(a), std::move(b), at));
     }
     return a;
   }
@@ -418,7 +436,7 @@ class Parser {
       const Token& at = Cur();
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr b, ParseUnary(true));
-      a = Binary("**", std::move(a), std::move(b), at);
+      CLOVER_ASSIGN_OR_RETURN(a, Binary("**", std::move(a), std::move(b), at));
     }
     return a;
   }
@@ -432,6 +450,7 @@ class Parser {
       Advance();
       CLOVER_ASSIGN_OR_RETURN(NodePtr e, ParseUnary(false));
       node->args.push_back(std::move(e));
+      CLOVER_TRY(Grow(node.get()));
     } else {
       CLOVER_ASSIGN_OR_RETURN(node, ParsePrimary());
     }
@@ -558,6 +577,7 @@ class Parser {
           auto n = Make(NodeKind::kGetAttr, at);
           n->name = Cur().text;
           n->args.push_back(std::move(node));
+          CLOVER_TRY(Grow(n.get()));
           node = std::move(n);
           Advance();
         } else if (Cur().kind == TokenKind::kInteger) {
@@ -566,6 +586,7 @@ class Parser {
           idx->literal = Value::Integer(std::strtoll(Cur().text.c_str(), nullptr, 10));
           n->args.push_back(std::move(node));
           n->args.push_back(std::move(idx));
+          CLOVER_TRY(Grow(n.get()));
           node = std::move(n);
           Advance();
         } else {
@@ -578,6 +599,7 @@ class Parser {
       } else {
         return node;
       }
+      CLOVER_TRY(Grow(node.get()));
     }
   }
 
@@ -656,6 +678,7 @@ class Parser {
         n->args.push_back(std::move(node));
         Advance();
         if (IsOp("(")) CLOVER_TRY(ParseArgs(n.get()));
+        CLOVER_TRY(Grow(n.get()));
         node = std::move(n);
       } else if (IsName("is")) {
         Advance();
@@ -682,9 +705,11 @@ class Parser {
           CLOVER_ASSIGN_OR_RETURN(arg, ParsePostfix(std::move(arg)));
           n->args.push_back(std::move(arg));
         }
+        CLOVER_TRY(Grow(n.get()));
         node = std::move(n);
       } else if (IsOp("(")) {
         CLOVER_ASSIGN_OR_RETURN(node, ParseCall(std::move(node)));
+        CLOVER_TRY(Grow(node.get()));
       } else {
         return node;
       }
