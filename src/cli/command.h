@@ -11,6 +11,10 @@ namespace clover::cli {
 // `SetExitCode`; errors go through `ReportError` (one line on stderr, non-zero exit).
 void RegisterInfoCommand(CLI::App& app);
 void RegisterVerifyCommand(CLI::App& app);
+void RegisterLogitsCommand(CLI::App& app);
+void RegisterGenerateCommand(CLI::App& app);
+void RegisterBenchCommand(CLI::App& app);
+void RegisterTokenizeCommands(CLI::App& app);  // tokenize, detokenize, template
 
 // Prints "clover: error: <message>" and returns the exit code for `status` (never 0).
 int ReportError(const Status& status);

@@ -1,0 +1,65 @@
+// Engine set-up for the forward commands.
+#include "cli/model_cli.h"
+
+#include <charconv>
+
+#include "kernels/kernel_table.h"
+#include "model/loader.h"
+
+namespace clover::cli {
+
+Result<std::unique_ptr<Engine>> MakeEngine(model::ModelWeights weights, int threads) {
+  if (threads < 0) {
+    return InvalidArgument("--threads: " + std::to_string(threads) + ", expected >= 0 (0 = all cores)");
+  }
+  auto engine = std::make_unique<Engine>();
+  CLOVER_ASSIGN_OR_RETURN(engine->table, kernels::SelectKernelTable());
+  engine->pool = std::make_unique<ThreadPool>(threads);
+  engine->ctx = std::make_unique<kernels::KernelContext>(
+      kernels::KernelContext{*engine->pool, *engine->table});
+  engine->weights = std::move(weights);
+  CLOVER_ASSIGN_OR_RETURN(engine->model, model::Model::Create(engine->weights, *engine->ctx));
+  return engine;
+}
+
+Result<std::unique_ptr<Engine>> LoadEngine(const std::string& path, int threads) {
+  CLOVER_ASSIGN_OR_RETURN(model::ModelWeights weights, model::LoadModel(path));
+  return MakeEngine(std::move(weights), threads);
+}
+
+Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::string& flag) {
+  std::vector<int64_t> out;
+  size_t at = 0;
+  while (at <= text.size()) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, comma - at);
+    int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (item.empty() || ec != std::errc() || ptr != item.data() + item.size()) {
+      return InvalidArgument(flag + ": '" + item + "' in '" + text +
+                             "' is not an integer (expected a comma-separated list like 1,2,3)");
+    }
+    out.push_back(v);
+    at = comma + 1;
+  }
+  return out;
+}
+
+Result<model::ForwardLogits> AppendTokens(Engine& engine, model::SequenceState& seq,
+                                          const std::vector<int32_t>& ids,
+                                          std::vector<int64_t> logit_rows) {
+  model::ForwardBatch batch;
+  model::AppendGroup group;
+  group.state = &seq;
+  group.tokens = ids;
+  group.first_pos = seq.length();
+  group.logit_rows = std::move(logit_rows);
+  batch.appends.push_back(std::move(group));
+  return engine.model->Forward(batch, engine.scratch);
+}
+
+void AddThreadsOption(CLI::App* cmd, int* threads) {
+  cmd->add_option("--threads", *threads, "worker threads (default: one per core)");
+}
+
+}  // namespace clover::cli
