@@ -44,8 +44,10 @@ std::vector<int> BlockDiffusionDecoder::NeededRows() const {
   std::vector<int> needed;
   for (int j = 0; j < block_size_; ++j) {
     if (rows_[j].state != RowState::kMasked) continue;
-    if (!model_.shift_logits) needed.push_back(j);
-    else if (j > 0) needed.push_back(j - 1);
+    if (!model_.shift_logits)
+      needed.push_back(j);
+    else if (j > 0)
+      needed.push_back(j - 1);
   }
   return needed;
 }
@@ -60,7 +62,8 @@ std::vector<RowGroup> BlockDiffusionDecoder::NextGroups() {
     }
     case State::kPreview: {
       RowGroup g{GroupMode::kPreview, position_, {}, NeededRows()};
-      for (const BlockRow& r : rows_) g.tokens.push_back(r.state == RowState::kFixed ? r.token : mask_id_);
+      for (const BlockRow& r : rows_)
+        g.tokens.push_back(r.state == RowState::kFixed ? r.token : mask_id_);
       return {std::move(g)};
     }
     case State::kCommit: {

@@ -50,14 +50,14 @@ class BlockDiffusionDecoder : public Decoder {
   DecodeCounters counters_;
   State state_ = State::kPrefill;
 
-  int64_t position_ = 0;             // committed length
-  int64_t prefill_len_ = 0;          // prompt rows prefilled causally
-  std::vector<int32_t> prompt_tail_; // absolute alignment: prompt rows pre-fixed in block 0
+  int64_t position_ = 0;              // committed length
+  int64_t prefill_len_ = 0;           // prompt rows prefilled causally
+  std::vector<int32_t> prompt_tail_;  // absolute alignment: prompt rows pre-fixed in block 0
   std::vector<BlockRow> rows_;
-  int prefix_rows_ = 0;              // pre-fixed prompt rows at the head of the current block
-  std::vector<float> causal_logits_; // last committed row's causal logits (shift_logits)
-  std::vector<int32_t> commit_;      // tokens of the pending commit
-  bool final_commit_ = false;        // the pending commit ends the request (keep_session)
+  int prefix_rows_ = 0;               // pre-fixed prompt rows at the head of the current block
+  std::vector<float> causal_logits_;  // last committed row's causal logits (shift_logits)
+  std::vector<int32_t> commit_;       // tokens of the pending commit
+  bool final_commit_ = false;         // the pending commit ends the request (keep_session)
 };
 
 }  // namespace clover::decode

@@ -21,9 +21,11 @@ Status CheckInputs(std::span<const float> logits, int rows, int n_experts, const
     return InvalidArgument("coreset: diffusion.coreset_mass expected in (0, 1], found " +
                            std::to_string(p.mass));
   if (p.min_experts < 0 || p.vote_topk < 1 || p.preview_topk < 1)
-    return InvalidArgument("coreset: expected min_experts >= 0, vote_topk >= 1, preview_topk >= 1, "
-                           "found " + std::to_string(p.min_experts) + ", " +
-                           std::to_string(p.vote_topk) + ", " + std::to_string(p.preview_topk));
+    return InvalidArgument(
+        "coreset: expected min_experts >= 0, vote_topk >= 1, preview_topk >= 1, "
+        "found " +
+        std::to_string(p.min_experts) + ", " + std::to_string(p.vote_topk) + ", " +
+        std::to_string(p.preview_topk));
   return Status::Ok();
 }
 

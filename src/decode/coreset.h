@@ -11,17 +11,17 @@
 namespace clover::decode {
 
 struct CoresetParams {
-  float mass = 0.9f;      // diffusion.coreset_mass
-  int min_experts = 16;   // diffusion.coreset_min_experts
-  int vote_topk = 8;      // num_experts_per_tok: each row votes with its own top-k mass
-  int preview_topk = 8;   // diffusion.preview_topk: experts each row uses inside the set
+  float mass = 0.9f;     // diffusion.coreset_mass
+  int min_experts = 16;  // diffusion.coreset_min_experts
+  int vote_topk = 8;     // num_experts_per_tok: each row votes with its own top-k mass
+  int preview_topk = 8;  // diffusion.preview_topk: experts each row uses inside the set
 };
 
 struct Coreset {
-  std::vector<int32_t> kept;      // expert ids, descending votes (ties -> lower id)
-  int n_by_mass = 0;              // size before the min_experts guard
-  std::vector<double> votes;      // [n_experts], normalised to sum 1
-  int picked_per_row = 0;         // min(preview_topk, kept.size())
+  std::vector<int32_t> kept;         // expert ids, descending votes (ties -> lower id)
+  int n_by_mass = 0;                 // size before the min_experts guard
+  std::vector<double> votes;         // [n_experts], normalised to sum 1
+  int picked_per_row = 0;            // min(preview_topk, kept.size())
   std::vector<int32_t> row_experts;  // [rows x picked_per_row], descending probability
   std::vector<float> row_weights;    // [rows x picked_per_row], renormalised softmax probabilities
 };

@@ -41,14 +41,14 @@ struct DecodeRequest {
 
 // What a decoder needs to know about the model and its tokenizer.
 struct DecodeModelInfo {
-  int64_t vocab_size = 0;                 // width of one logits row
-  int64_t n_valid_tokens = 0;             // ids >= this (padded vocab) are never chosen
-  std::optional<int32_t> mask_token_id;   // required by diffusion; never chosen
-  std::vector<int32_t> eos_ids;           // model stop ids (EOS push targets)
-  std::optional<int32_t> think_end_id;    // `</think>`, when the tokenizer has it
-  bool is_clover = false;                 // enables the Clover release defaults
-  int block_size = 32;                    // diffusion.block_size
-  bool shift_logits = false;              // diffusion.shift_logits
+  int64_t vocab_size = 0;                // width of one logits row
+  int64_t n_valid_tokens = 0;            // ids >= this (padded vocab) are never chosen
+  std::optional<int32_t> mask_token_id;  // required by diffusion; never chosen
+  std::vector<int32_t> eos_ids;          // model stop ids (EOS push targets)
+  std::optional<int32_t> think_end_id;   // `</think>`, when the tokenizer has it
+  bool is_clover = false;                // enables the Clover release defaults
+  int block_size = 32;                   // diffusion.block_size
+  bool shift_logits = false;             // diffusion.shift_logits
   model::BlockAlignment block_alignment = model::BlockAlignment::kAnswer;
 };
 
@@ -58,9 +58,9 @@ enum class GroupMode { kAppend, kPreview };
 
 struct RowGroup {
   GroupMode mode = GroupMode::kAppend;
-  int64_t first_position = 0;    // position of tokens[0]; rows are contiguous
+  int64_t first_position = 0;  // position of tokens[0]; rows are contiguous
   std::vector<int32_t> tokens;
-  std::vector<int> logit_rows;   // ascending indices into `tokens` whose logits Consume needs
+  std::vector<int> logit_rows;  // ascending indices into `tokens` whose logits Consume needs
 };
 
 // Work counters. A pass is one forward over a group after the prefill.
@@ -68,10 +68,10 @@ struct DecodeCounters {
   int64_t prefill_rows = 0;
   int64_t preview_passes = 0;
   int64_t commit_passes = 0;
-  int64_t ar_passes = 0;     // one-token Append passes of the AR decoder
-  int64_t blocks = 0;        // blocks resolved
-  int64_t rows_fixed = 0;    // rows fixed by LowConfidence (discarded ones included)
-  int64_t tokens = 0;        // generated tokens emitted (a final stop id included)
+  int64_t ar_passes = 0;   // one-token Append passes of the AR decoder
+  int64_t blocks = 0;      // blocks resolved
+  int64_t rows_fixed = 0;  // rows fixed by LowConfidence (discarded ones included)
+  int64_t tokens = 0;      // generated tokens emitted (a final stop id included)
 
   int64_t passes() const { return preview_passes + commit_passes + ar_passes; }
   // Returns tokens / passes, or 0 before the first pass.
@@ -82,10 +82,10 @@ struct DecodeCounters {
 
 // What one Consume() produced.
 struct StepEvents {
-  std::vector<int32_t> tokens;          // accepted into the answer, in order (never the mask id)
-  std::string text;                     // streamable now (stop ids and held-back text excluded)
-  int64_t committed = 0;                // tokens the consumed Append group wrote to the state
-  std::optional<FinishReason> finish;   // set once, on the last step
+  std::vector<int32_t> tokens;         // accepted into the answer, in order (never the mask id)
+  std::string text;                    // streamable now (stop ids and held-back text excluded)
+  int64_t committed = 0;               // tokens the consumed Append group wrote to the state
+  std::optional<FinishReason> finish;  // set once, on the last step
 };
 
 // Returns the bytes of one token (byte-level pieces concatenate to UTF-8; a special token that is

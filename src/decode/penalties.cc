@@ -80,7 +80,8 @@ void TokenHistory::Apply(std::span<float> logits, const PenaltyParams& p) const 
 void SuppressTokens(std::span<float> logits, std::span<const int32_t> ids, int64_t n_valid) {
   constexpr float kNegInf = -std::numeric_limits<float>::infinity();
   for (int32_t id : ids) {
-    if (id >= 0 && static_cast<size_t>(id) < logits.size()) logits[static_cast<size_t>(id)] = kNegInf;
+    if (id >= 0 && static_cast<size_t>(id) < logits.size())
+      logits[static_cast<size_t>(id)] = kNegInf;
   }
   for (size_t i = static_cast<size_t>(std::max<int64_t>(n_valid, 0)); i < logits.size(); ++i)
     logits[i] = kNegInf;

@@ -40,10 +40,10 @@ Status ValidatePenaltyParams(const PenaltyParams& params);
 // clover-spec.md §4 Q7: additive bias `max_bias * clamp((n - start + 1) / window, 0, 1)`.
 struct StopPushParams {
   bool enabled = false;
-  int64_t think_start = 4096;   // thinking tokens before the </think> push starts
-  int64_t eos_start = 8192;     // answer tokens before the EOS push starts
-  int64_t window = 1024;        // W: tokens for the bias to reach max_bias
-  float max_bias = 10.0f;       // B_max, in logits
+  int64_t think_start = 4096;  // thinking tokens before the </think> push starts
+  int64_t eos_start = 8192;    // answer tokens before the EOS push starts
+  int64_t window = 1024;       // W: tokens for the bias to reach max_bias
+  float max_bias = 10.0f;      // B_max, in logits
 };
 
 // The release stop push: on, with the spec's four numbers.

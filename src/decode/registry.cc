@@ -26,8 +26,7 @@ Result<std::unique_ptr<Decoder>> CreateDecoder(const DecodeRequest& request,
             "mask_token_id / GGUF clover_moe.mask_token_id), and this model has none");
       if (*model.mask_token_id < 0 || *model.mask_token_id >= model.vocab_size)
         return InvalidArgument("decode: mask_token_id " + std::to_string(*model.mask_token_id) +
-                               " is outside the vocabulary of " +
-                               std::to_string(model.vocab_size));
+                               " is outside the vocabulary of " + std::to_string(model.vocab_size));
       return std::unique_ptr<Decoder>(
           std::make_unique<BlockDiffusionDecoder>(resolved, model, std::move(token_text)));
   }

@@ -18,8 +18,8 @@ const char* FinishReasonName(FinishReason reason) {
 Result<DecoderKind> ParseDecoderKind(std::string_view name) {
   if (name == "ar") return DecoderKind::kAr;
   if (name == "diffusion") return DecoderKind::kDiffusion;
-  return InvalidArgument("decoder: expected \"ar\" or \"diffusion\", found \"" +
-                         std::string(name) + "\"");
+  return InvalidArgument("decoder: expected \"ar\" or \"diffusion\", found \"" + std::string(name) +
+                         "\"");
 }
 
 Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const DecodeModelInfo& model) {

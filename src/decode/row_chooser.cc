@@ -20,8 +20,8 @@ Result<TokenChoice> RowChooser::Choose(std::span<const float> raw, const TokenHi
         row_[static_cast<size_t>(id)] += bias;
     };
     if (model_.think_end_id)
-      push(*model_.think_end_id, StopPushBias(phase.thinking_index, stop_push_.think_start,
-                                              stop_push_));
+      push(*model_.think_end_id,
+           StopPushBias(phase.thinking_index, stop_push_.think_start, stop_push_));
     const float eos_bias = StopPushBias(phase.answer_index, stop_push_.eos_start, stop_push_);
     for (int32_t id : model_.eos_ids) push(id, eos_bias);
   }

@@ -11,12 +11,13 @@
 
 namespace clover::decode {
 
-// Request sampling parameters. `temperature` <= 0 means greedy; the filters apply only when sampling.
+// Request sampling parameters. `temperature` <= 0 means greedy; the filters apply only when
+// sampling.
 struct SamplingParams {
   float temperature = 0.0f;
-  float top_p = 1.0f;   // nucleus mass in (0, 1]; 1 = off
-  int top_k = 0;        // 0 = off
-  float min_p = 0.0f;   // keep p >= min_p * p_max; 0 = off
+  float top_p = 1.0f;  // nucleus mass in (0, 1]; 1 = off
+  int top_k = 0;       // 0 = off
+  float min_p = 0.0f;  // keep p >= min_p * p_max; 0 = off
   uint64_t seed = 0;
 
   bool greedy() const { return temperature <= 0.0f; }

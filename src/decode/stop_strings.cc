@@ -13,9 +13,12 @@ size_t UnfinishedUtf8Tail(std::string_view s) {
     const auto c = static_cast<unsigned char>(s[s.size() - k]);
     if ((c & 0xC0) == 0x80) continue;  // continuation byte: keep looking for the lead
     size_t need = 1;
-    if ((c & 0xE0) == 0xC0) need = 2;
-    else if ((c & 0xF0) == 0xE0) need = 3;
-    else if ((c & 0xF8) == 0xF0) need = 4;
+    if ((c & 0xE0) == 0xC0)
+      need = 2;
+    else if ((c & 0xF0) == 0xE0)
+      need = 3;
+    else if ((c & 0xF8) == 0xF0)
+      need = 4;
     return need > k ? k : 0;
   }
   return 0;
@@ -56,7 +59,8 @@ StopStringMatcher::Output StopStringMatcher::Append(std::string_view chunk) {
   size_t keep = 0;
   for (const std::string& s : stops_) {
     for (size_t len = std::min(s.size() - 1, held_.size()); len > keep; --len) {
-      if (std::string_view(held_).substr(held_.size() - len) == std::string_view(s).substr(0, len)) {
+      if (std::string_view(held_).substr(held_.size() - len) ==
+          std::string_view(s).substr(0, len)) {
         keep = len;
         break;
       }

@@ -21,9 +21,9 @@ class StopStringMatcher {
   explicit StopStringMatcher(std::vector<std::string> stops);
 
   struct Output {
-    std::string text;          // safe to emit now
-    bool stopped = false;      // a stop string was found; `text` ends right before it
-    std::string stop;          // the stop string found (the longest one starting there)
+    std::string text;      // safe to emit now
+    bool stopped = false;  // a stop string was found; `text` ends right before it
+    std::string stop;      // the stop string found (the longest one starting there)
   };
 
   // Appends `chunk`; after a stop, further chunks are ignored and return empty outputs.

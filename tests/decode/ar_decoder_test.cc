@@ -101,13 +101,13 @@ TEST(Ar, StopStringAcrossTokens) {
 TEST(Ar, ThinkEndThenEosArePushedAtTheirStarts) {
   DecodeRequest r = Ar(5, 100);
   r.thinking = true;
-  r.stop_push = StopPushParams{.enabled = true, .think_start = 2, .eos_start = 3, .window = 1,
-                               .max_bias = 100.0f};
+  r.stop_push = StopPushParams{
+      .enabled = true, .think_start = 2, .eos_start = 3, .window = 1, .max_bias = 100.0f};
   auto d = Make(r, ModelInfo());
   auto t = Drive(*d, Oracle(false));
   ASSERT_TRUE(t.ok());
   // Thinking tokens 0, 1, then </think> at thinking index 2; answer tokens 0..2, then EOS.
-  const std::vector<int32_t> want = {Target(5), Target(6), kThinkEnd, Target(8),
+  const std::vector<int32_t> want = {Target(5), Target(6),  kThinkEnd, Target(8),
                                      Target(9), Target(10), kEos};
   EXPECT_EQ(t->emitted, want);
 }

@@ -41,8 +41,8 @@ std::vector<int> FixedPerPreview(const Trace& t, int64_t position) {
   std::vector<int> out;
   for (const PreviewRecord& p : t.previews) {
     if (p.position == position)
-      out.push_back(static_cast<int>(std::count_if(p.tokens.begin(), p.tokens.end(),
-                                                    [](int32_t x) { return x != kMask; })));
+      out.push_back(static_cast<int>(
+          std::count_if(p.tokens.begin(), p.tokens.end(), [](int32_t x) { return x != kMask; })));
   }
   return out;
 }

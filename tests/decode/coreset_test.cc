@@ -35,9 +35,9 @@ std::vector<float> ConstructedRouter() {
 }
 
 TEST(Coreset, KeepsTheSmallestPrefixReachingTheMass) {
-  const auto c = ComputeBlockCoreset(ConstructedRouter(), 4, kExperts,
-                                     {.mass = 0.9f, .min_experts = 3, .vote_topk = 2,
-                                      .preview_topk = 2});
+  const auto c =
+      ComputeBlockCoreset(ConstructedRouter(), 4, kExperts,
+                          {.mass = 0.9f, .min_experts = 3, .vote_topk = 2, .preview_topk = 2});
   ASSERT_TRUE(c.ok()) << c.status().ToString();
   EXPECT_EQ(c->kept, (std::vector<int32_t>{0, 3, 4, 1, 2}));
   EXPECT_EQ(c->n_by_mass, 5);
@@ -48,9 +48,9 @@ TEST(Coreset, KeepsTheSmallestPrefixReachingTheMass) {
 }
 
 TEST(Coreset, TheGuardKeepsAtLeastMinExpertsInVoteOrder) {
-  const auto c = ComputeBlockCoreset(ConstructedRouter(), 4, kExperts,
-                                     {.mass = 0.9f, .min_experts = 16, .vote_topk = 2,
-                                      .preview_topk = 2});
+  const auto c =
+      ComputeBlockCoreset(ConstructedRouter(), 4, kExperts,
+                          {.mass = 0.9f, .min_experts = 16, .vote_topk = 2, .preview_topk = 2});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->n_by_mass, 5);
   std::vector<int32_t> want = {0, 3, 4, 1, 2, 5};
@@ -59,9 +59,9 @@ TEST(Coreset, TheGuardKeepsAtLeastMinExpertsInVoteOrder) {
 }
 
 TEST(Coreset, RowsRePickTheirTopKInsideTheKeptSet) {
-  const auto c = ComputeBlockCoreset(ConstructedRouter(), 4, kExperts,
-                                     {.mass = 0.9f, .min_experts = 3, .vote_topk = 2,
-                                      .preview_topk = 2});
+  const auto c =
+      ComputeBlockCoreset(ConstructedRouter(), 4, kExperts,
+                          {.mass = 0.9f, .min_experts = 3, .vote_topk = 2, .preview_topk = 2});
   ASSERT_TRUE(c.ok());
   ASSERT_EQ(c->picked_per_row, 2);
   EXPECT_EQ(c->row_experts[0], 0);
@@ -79,9 +79,8 @@ TEST(Coreset, RowsRePickTheirTopKInsideTheKeptSet) {
 
 TEST(Coreset, ExactMassIsEnoughAndTiesGoToTheLowerId) {
   const std::vector<float> flat(4, 0.0f);
-  const auto c = ComputeBlockCoreset(flat, 1, 4,
-                                     {.mass = 0.5f, .min_experts = 0, .vote_topk = 4,
-                                      .preview_topk = 1});
+  const auto c = ComputeBlockCoreset(
+      flat, 1, 4, {.mass = 0.5f, .min_experts = 0, .vote_topk = 4, .preview_topk = 1});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->kept, (std::vector<int32_t>{0, 1}));
   EXPECT_EQ(c->row_experts, (std::vector<int32_t>{0}));
@@ -90,8 +89,8 @@ TEST(Coreset, ExactMassIsEnoughAndTiesGoToTheLowerId) {
 
 TEST(Coreset, TheGuardIsCappedAtTheExpertCount) {
   const std::vector<float> l = {3.0f, 0.0f, 0.0f, 0.0f};
-  const auto c = ComputeBlockCoreset(l, 1, 4, {.mass = 0.9f, .min_experts = 16, .vote_topk = 1,
-                                               .preview_topk = 8});
+  const auto c = ComputeBlockCoreset(
+      l, 1, 4, {.mass = 0.9f, .min_experts = 16, .vote_topk = 1, .preview_topk = 8});
   ASSERT_TRUE(c.ok());
   EXPECT_EQ(c->n_by_mass, 1);
   EXPECT_EQ(c->kept.size(), 4u);
@@ -118,9 +117,8 @@ TEST(Coreset, RandomRoutersSatisfyTheDefinition) {
     for (int r = 0; r < rows; ++r) {
       // Brute force: the row's best 4 kept experts by raw logit (softmax is monotone).
       std::vector<int32_t> inside = c->kept;
-      std::sort(inside.begin(), inside.end(), [&](int32_t a, int32_t b) {
-        return l[r * n + a] > l[r * n + b];
-      });
+      std::sort(inside.begin(), inside.end(),
+                [&](int32_t a, int32_t b) { return l[r * n + a] > l[r * n + b]; });
       float wsum = 0.0f;
       for (int k = 0; k < 4; ++k) {
         EXPECT_EQ(c->row_experts[r * 4 + k], inside[k]);

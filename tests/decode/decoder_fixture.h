@@ -13,7 +13,7 @@
 namespace clover::decode::testing {
 
 constexpr int64_t kVocab = 64;
-constexpr int64_t kValid = 60;      // ids 60..63 are padding
+constexpr int64_t kValid = 60;  // ids 60..63 are padding
 constexpr int32_t kMask = 59;
 constexpr int32_t kEos = 2;
 constexpr int32_t kThinkEnd = 3;

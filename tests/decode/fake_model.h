@@ -20,8 +20,8 @@ struct FakeModel {
   std::function<std::vector<float>(std::span<const int32_t> context)> causal;
   // Preview logits of block row `row` (`block` holds fixed tokens or the mask id) after the
   // committed `context`.
-  std::function<std::vector<float>(std::span<const int32_t> context,
-                                   std::span<const int32_t> block, int row)>
+  std::function<std::vector<float>(std::span<const int32_t> context, std::span<const int32_t> block,
+                                   int row)>
       preview;
 };
 
@@ -35,13 +35,13 @@ struct PreviewRecord {
 };
 
 struct Trace {
-  std::vector<int32_t> state;            // every Append token, in order (prompt + commits)
-  std::vector<int32_t> emitted;          // every event token
+  std::vector<int32_t> state;    // every Append token, in order (prompt + commits)
+  std::vector<int32_t> emitted;  // every event token
   std::string text;
   std::optional<FinishReason> finish;
   std::vector<PreviewRecord> previews;
   std::vector<std::vector<int32_t>> appends;  // each Append group's tokens
-  int64_t committed_events = 0;          // sum of StepEvents::committed
+  int64_t committed_events = 0;               // sum of StepEvents::committed
 };
 
 // Runs `decoder` to the end against `model`. Fails (InvalidArgument) when a group's position is

@@ -46,8 +46,8 @@ TEST(Greedy, AllMaskedIsAnError) {
 
 TEST(Rng, UniformIsTheTop53BitsOfMt19937_64) {
   Rng rng(5489);  // the standard's default seed: first output 14514284786278117030
-  EXPECT_DOUBLE_EQ(rng.NextUniform(), static_cast<double>(14514284786278117030ull >> 11) *
-                                          std::ldexp(1.0, -53));
+  EXPECT_DOUBLE_EQ(rng.NextUniform(),
+                   static_cast<double>(14514284786278117030ull >> 11) * std::ldexp(1.0, -53));
   Rng a(7), b(7);
   for (int i = 0; i < 100; ++i) {
     const double u = a.NextUniform();
