@@ -22,6 +22,21 @@ Result<DecoderKind> ParseDecoderKind(std::string_view name) {
                          "\"");
 }
 
+DecodeModelInfo DecodeModelInfoFromConfig(const model::ModelConfig& config, int64_t n_valid_tokens,
+                                          std::optional<int32_t> think_end_id) {
+  DecodeModelInfo m;
+  m.vocab_size = config.vocab_size;
+  m.n_valid_tokens = std::min(n_valid_tokens, config.vocab_size);
+  if (config.mask_token_id) m.mask_token_id = static_cast<int32_t>(*config.mask_token_id);
+  for (int64_t id : config.eos_token_ids) m.eos_ids.push_back(static_cast<int32_t>(id));
+  m.think_end_id = think_end_id;
+  m.is_clover = config.family == model::ModelFamily::kCloverMoe;
+  m.block_size = config.diffusion.block_size;
+  m.shift_logits = config.diffusion.shift_logits;
+  m.block_alignment = config.diffusion.block_alignment;
+  return m;
+}
+
 Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const DecodeModelInfo& model) {
   if (model.vocab_size < 1 || model.n_valid_tokens < 1 || model.n_valid_tokens > model.vocab_size)
     return InvalidArgument("decode: model vocab_size " + std::to_string(model.vocab_size) +

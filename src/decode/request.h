@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct ResolvedRequest {
 // push, tau finite, block size 8/16/32 for diffusion) and fills its defaults. InvalidArgument
 // names the offending field.
 Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const DecodeModelInfo& model);
+
+// Returns the decoder's view of `config`: vocab width, mask/EOS ids, Clover flag and diffusion
+// fields. `n_valid_tokens` is the tokenizer's size (ids past it are padding); `think_end_id` is
+// the tokenizer's `</think>` id when it has one.
+DecodeModelInfo DecodeModelInfoFromConfig(const model::ModelConfig& config, int64_t n_valid_tokens,
+                                          std::optional<int32_t> think_end_id);
 
 // Parses "ar" / "diffusion".
 Result<DecoderKind> ParseDecoderKind(std::string_view name);
