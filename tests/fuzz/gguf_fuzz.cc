@@ -1,0 +1,22 @@
+// libFuzzer target: the GGUF reader (and the hparam extraction on top of it) on arbitrary bytes.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "io/gguf.h"
+#include "model/config_loader.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  auto file = clover::io::GgufFile::Parse(std::span<const uint8_t>(data, size), "fuzz.gguf");
+  if (!file.ok()) return 0;
+  volatile uint8_t sink = 0;
+  for (const auto& t : file->tensors()) {
+    if (t.view.nbytes == 0) continue;
+    sink ^= t.view.bytes()[0];
+    sink ^= t.view.bytes()[t.view.nbytes - 1];
+  }
+  for (const auto& [key, value] : file->metadata()) sink ^= static_cast<uint8_t>(value.ToString().size());
+  (void)sink;
+  (void)clover::model::ConfigFromGguf(*file);
+  return 0;
+}
