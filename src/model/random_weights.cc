@@ -1,9 +1,10 @@
 // MakeRandomWeights: one PRNG stream, tensors filled in a fixed order.
+// Normal draws are approximated by a sum of four uniforms (Irwin-Hall, rescaled to unit
+// variance): exact Gaussian tails do not matter for a random model, speed does (GB-sized ones).
 #include "model/random_weights.h"
 
 #include <cmath>
 #include <cstring>
-#include <random>
 
 #include "core/check.h"
 
@@ -12,15 +13,17 @@ namespace {
 
 class Filler {
  public:
-  Filler(uint64_t seed, WeightStorage& storage) : rng_(seed), storage_(storage) {}
+  Filler(uint64_t seed, WeightStorage& storage) : state_(seed), storage_(storage) {}
 
   TensorView Normal(std::vector<int64_t> shape, DType dtype, double mean, double std) {
-    std::normal_distribution<double> dist(mean, std);
-    return Make(std::move(shape), dtype, [&] { return dist(rng_); });
+    // Sum of 4 U(0,1) has mean 2 and variance 1/3.
+    const double scale = std * std::sqrt(3.0);
+    return Make(std::move(shape), dtype, [&] {
+      return mean + scale * (Unit() + Unit() + Unit() + Unit() - 2.0);
+    });
   }
   TensorView Uniform(std::vector<int64_t> shape, double lo, double hi) {
-    std::uniform_real_distribution<double> dist(lo, hi);
-    return Make(std::move(shape), DType::kF32, [&] { return dist(rng_); });
+    return Make(std::move(shape), DType::kF32, [&] { return lo + (hi - lo) * Unit(); });
   }
 
  private:
@@ -47,7 +50,16 @@ class Filler {
     return t;
   }
 
-  std::mt19937_64 rng_;
+  // SplitMix64 step mapped to [0, 1).
+  double Unit() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return static_cast<double>(z >> 11) * 0x1.0p-53;
+  }
+
+  uint64_t state_;
   WeightStorage& storage_;
 };
 

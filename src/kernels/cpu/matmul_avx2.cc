@@ -2,6 +2,8 @@
 // scalar tail; BF16/F16 weights are widened to f32 in registers (exact).
 #include <immintrin.h>
 
+#include <algorithm>
+
 #include <cstring>
 
 #include "core/dtype.h"
@@ -76,25 +78,39 @@ inline void Tile(const float* x, int64_t x_stride, const uint8_t* w, int64_t w_r
   }
 }
 
+// The n_rows (<= 2) activation rows at `x` against the weight rows at `w`.
 template <typename Load, int O>
-inline void RowBlock(const float* x, int64_t n_rows, int64_t x_stride, const uint8_t* w,
-                     int64_t w_row_bytes, int64_t in, float* y, int64_t y_stride) {
-  int64_t r = 0;
-  for (; r + 2 <= n_rows; r += 2)
-    Tile<Load, 2, O>(x + r * x_stride, x_stride, w, w_row_bytes, in, y + r * y_stride, y_stride);
-  if (r < n_rows)
-    Tile<Load, 1, O>(x + r * x_stride, x_stride, w, w_row_bytes, in, y + r * y_stride, y_stride);
+inline void RowTile(const float* x, int64_t n_rows, int64_t x_stride, const uint8_t* w,
+                    int64_t w_row_bytes, int64_t in, float* y, int64_t y_stride) {
+  switch (n_rows) {
+    case 2: Tile<Load, 2, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
+    case 1: Tile<Load, 1, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
+    default: break;
+  }
 }
+
+// Weight rows in L2-sized blocks of kWeightBlock: within a block, each activation tile is
+// loaded once into L1 and meets every weight row of the block, so activations stream from
+// memory once per block and weights once per call.
+constexpr int64_t kWeightBlock = 64;
 
 template <typename Load>
 void MatMul(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
             int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   const auto* wb = static_cast<const uint8_t*>(w);
-  int64_t o = o_begin;
-  for (; o + 4 <= o_end; o += 4)
-    RowBlock<Load, 4>(x, n_rows, x_stride, wb + o * w_row_bytes, w_row_bytes, in, y + o, y_stride);
-  for (; o < o_end; ++o)
-    RowBlock<Load, 1>(x, n_rows, x_stride, wb + o * w_row_bytes, w_row_bytes, in, y + o, y_stride);
+  for (int64_t ob = o_begin; ob < o_end; ob += kWeightBlock) {
+    const int64_t oe = std::min(o_end, ob + kWeightBlock);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += 2) {
+      const int64_t nr = std::min<int64_t>(2, n_rows - r0);
+      const float* xr = x + r0 * x_stride;
+      float* yr = y + r0 * y_stride;
+      int64_t o = ob;
+      for (; o + 4 <= oe; o += 4)
+        RowTile<Load, 4>(xr, nr, x_stride, wb + o * w_row_bytes, w_row_bytes, in, yr + o, y_stride);
+      for (; o < oe; ++o)
+        RowTile<Load, 1>(xr, nr, x_stride, wb + o * w_row_bytes, w_row_bytes, in, yr + o, y_stride);
+    }
+  }
 }
 
 }  // namespace

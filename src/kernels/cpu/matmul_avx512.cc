@@ -1,10 +1,13 @@
-// AVX-512 matmul: register tiles of up to 4 activation rows x 4 weight rows, 16 lanes per step;
+// AVX-512 matmul: register tiles of up to 4 activation rows x 4 weight rows, 16 lanes per step,
+// inside L2-sized weight blocks;
 // BF16/F16 weights are widened to f32 in registers (exact), so only the summation order differs
 // from the reference.
 // GCC 12's avx512fintrin.h trips -Wuninitialized inside its own _mm512_undefined_* helpers.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
+
+#include <algorithm>
 
 #include "kernels/cpu/kernels_avx512.h"
 
@@ -69,45 +72,40 @@ inline void Tile(const float* x, int64_t x_stride, const uint8_t* w, int64_t w_r
     for (int o = 0; o < O; ++o) y[r * y_stride + o] = _mm512_reduce_add_ps(acc[r][o]);
 }
 
+// The n_rows (<= 4) activation rows at `x` against the weight rows at `w`.
 template <typename Load, int O>
-inline void RowBlock(const float* x, int64_t n_rows, int64_t x_stride, const uint8_t* w,
-                     int64_t w_row_bytes, int64_t in, float* y, int64_t y_stride) {
-  int64_t r = 0;
-  for (; r + 4 <= n_rows; r += 4)
-    Tile<Load, 4, O>(x + r * x_stride, x_stride, w, w_row_bytes, in, y + r * y_stride, y_stride);
-  const float* xr = x + r * x_stride;
-  float* yr = y + r * y_stride;
-  switch (n_rows - r) {
-    case 3: Tile<Load, 3, O>(xr, x_stride, w, w_row_bytes, in, yr, y_stride); break;
-    case 2: Tile<Load, 2, O>(xr, x_stride, w, w_row_bytes, in, yr, y_stride); break;
-    case 1: Tile<Load, 1, O>(xr, x_stride, w, w_row_bytes, in, yr, y_stride); break;
+inline void RowTile(const float* x, int64_t n_rows, int64_t x_stride, const uint8_t* w,
+                    int64_t w_row_bytes, int64_t in, float* y, int64_t y_stride) {
+  switch (n_rows) {
+    case 4: Tile<Load, 4, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
+    case 3: Tile<Load, 3, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
+    case 2: Tile<Load, 2, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
+    case 1: Tile<Load, 1, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
     default: break;
   }
 }
+
+// Weight rows in L2-sized blocks of kWeightBlock: within a block, each activation tile is
+// loaded once into L1 and meets every weight row of the block, so activations stream from
+// memory once per block and weights once per call.
+constexpr int64_t kWeightBlock = 64;
 
 template <typename Load>
 void MatMul(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
             int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   const auto* wb = static_cast<const uint8_t*>(w);
-  int64_t o = o_begin;
-  // Weight rows outermost: a 4-row weight block stays in cache while every activation row
-  // passes over it, so each weight byte is read from memory once per call.
-  for (; o + 4 <= o_end; o += 4)
-    RowBlock<Load, 4>(x, n_rows, x_stride, wb + o * w_row_bytes, w_row_bytes, in, y + o, y_stride);
-  switch (o_end - o) {
-    case 3:
-      RowBlock<Load, 3>(x, n_rows, x_stride, wb + o * w_row_bytes, w_row_bytes, in, y + o,
-                        y_stride);
-      break;
-    case 2:
-      RowBlock<Load, 2>(x, n_rows, x_stride, wb + o * w_row_bytes, w_row_bytes, in, y + o,
-                        y_stride);
-      break;
-    case 1:
-      RowBlock<Load, 1>(x, n_rows, x_stride, wb + o * w_row_bytes, w_row_bytes, in, y + o,
-                        y_stride);
-      break;
-    default: break;
+  for (int64_t ob = o_begin; ob < o_end; ob += kWeightBlock) {
+    const int64_t oe = std::min(o_end, ob + kWeightBlock);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += 4) {
+      const int64_t nr = std::min<int64_t>(4, n_rows - r0);
+      const float* xr = x + r0 * x_stride;
+      float* yr = y + r0 * y_stride;
+      int64_t o = ob;
+      for (; o + 4 <= oe; o += 4)
+        RowTile<Load, 4>(xr, nr, x_stride, wb + o * w_row_bytes, w_row_bytes, in, yr + o, y_stride);
+      for (; o < oe; ++o)
+        RowTile<Load, 1>(xr, nr, x_stride, wb + o * w_row_bytes, w_row_bytes, in, yr + o, y_stride);
+    }
   }
 }
 
