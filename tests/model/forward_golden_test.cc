@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -60,6 +61,38 @@ TEST_P(QwenTinyGoldenTest, MatchesLlamaCpp) {
     next = testing::Argmax(step[0]);
   }
   EXPECT_EQ(got, want);
+}
+
+// The debug hook's named activations line up with llama.cpp's graph tensors (same names, GDN
+// v-heads in the same tiled order), so a mismatch can be traced to its layer.
+TEST(QwenTinyGoldenTest, ActivationsMatchLlamaCppByName) {
+  const nlohmann::json g = ReadJson(Golden("qwen35moe-tiny/llamacpp_golden.json"));
+  Result<ModelWeights> w = LoadModel(Golden("qwen35moe-tiny/model-f32.gguf"));
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  Engine e(*w);
+  std::map<std::string, std::vector<float>> got;
+  e.model->set_debug_hook([&](std::string_view name, int layer, const float* data, int64_t rows,
+                              int64_t cols) {
+    const std::string key = layer < 0 ? std::string(name) : std::string(name) + "-" + std::to_string(layer);
+    got[key].assign(data, data + rows * cols);
+  });
+  e.Prompt(g["prompt"].get<std::vector<int32_t>>());
+  const nlohmann::json& acts = g["activations_batch"];
+  int compared = 0;
+  for (const auto& [key, value] : got) {
+    if (!acts.contains(key)) continue;
+    const std::vector<float> want = acts[key]["data"].get<std::vector<float>>();
+    ASSERT_EQ(want.size(), value.size()) << key;
+    double max_diff = 0;
+    for (size_t i = 0; i < want.size(); ++i)
+      max_diff = std::max(max_diff, static_cast<double>(std::abs(want[i] - value[i])));
+    EXPECT_LE(max_diff, kGoldenTolerance) << key;
+    ++compared;
+  }
+  // Every llama.cpp name except the "(reshaped)" duplicates has a counterpart.
+  int expected = 0;
+  for (const auto& item : acts.items()) expected += item.key().find("reshaped") == std::string::npos;
+  EXPECT_EQ(compared, expected);
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, QwenTinyGoldenTest, ::testing::Values("model-f32.gguf", "hf"),
