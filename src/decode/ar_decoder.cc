@@ -45,8 +45,9 @@ Result<StepEvents> ArDecoder::Consume(std::span<const float> logits) {
                            std::to_string(logits.size()));
   StepEvents events;
   if (state_ == State::kPrefill) {
-    counters_.prefill_rows += static_cast<int64_t>(request_.request.prompt.size());
     position_ = static_cast<int64_t>(request_.request.prompt.size());
+    counters_.prefill_rows += position_;
+    events.committed = position_;
   } else {
     ++counters_.ar_passes;
     ++position_;

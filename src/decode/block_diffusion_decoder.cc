@@ -169,6 +169,7 @@ Result<StepEvents> BlockDiffusionDecoder::Consume(std::span<const float> logits)
     case State::kPrefill:
       counters_.prefill_rows += prefill_len_;
       position_ = prefill_len_;
+      events.committed = prefill_len_;
       if (model_.shift_logits) causal_logits_.assign(logits.begin(), logits.end());
       StartBlock();
       break;

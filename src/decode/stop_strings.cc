@@ -50,6 +50,7 @@ StopStringMatcher::Output StopStringMatcher::Append(std::string_view chunk) {
   }
   if (first != std::string::npos) {
     out.text = held_.substr(0, first);
+    out.stop_at = released_ + first;
     out.stopped = stopped_ = true;
     held_.clear();
     return out;
@@ -69,6 +70,7 @@ StopStringMatcher::Output StopStringMatcher::Append(std::string_view chunk) {
   keep = std::max(keep, UnfinishedUtf8Tail(held_));
   out.text = held_.substr(0, held_.size() - keep);
   held_.erase(0, held_.size() - keep);
+  released_ += out.text.size();
   return out;
 }
 

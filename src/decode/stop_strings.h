@@ -24,6 +24,7 @@ class StopStringMatcher {
     std::string text;      // safe to emit now
     bool stopped = false;  // a stop string was found; `text` ends right before it
     std::string stop;      // the stop string found (the longest one starting there)
+    size_t stop_at = 0;    // byte offset of the stop in the whole stream (when stopped)
   };
 
   // Appends `chunk`; after a stop, further chunks are ignored and return empty outputs.
@@ -36,6 +37,7 @@ class StopStringMatcher {
  private:
   std::vector<std::string> stops_;
   std::string held_;
+  size_t released_ = 0;  // bytes returned so far
   bool stopped_ = false;
 };
 

@@ -203,7 +203,7 @@ TEST(Diffusion, KeptSessionCommitsTheBlockUpToTheEosOnly) {
   std::vector<int32_t> tail = Targets(6 + 8, 3);
   tail.push_back(kEos);
   EXPECT_EQ(t->appends[2], tail);
-  EXPECT_EQ(t->committed_events, 8 + 4);
+  EXPECT_EQ(t->committed_events, 6 + 8 + 4);  // prompt, block 0, block 1 up to the EOS
   EXPECT_EQ(d->counters().commit_passes, 2);
 }
 

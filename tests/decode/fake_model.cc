@@ -47,6 +47,10 @@ Result<Trace> Drive(Decoder& decoder, const FakeModel& model, int max_steps) {
     }
   }
   if (!decoder.NextGroups().empty()) return InvalidArgument("fake driver: groups after finish");
+  if (trace.committed_events != static_cast<int64_t>(trace.state.size()))
+    return InvalidArgument("fake driver: events report " + std::to_string(trace.committed_events) +
+                           " committed tokens, the groups appended " +
+                           std::to_string(trace.state.size()));
   return trace;
 }
 

@@ -45,7 +45,8 @@ struct Trace {
 };
 
 // Runs `decoder` to the end against `model`. Fails (InvalidArgument) when a group's position is
-// not the committed length, when a finish is reported twice or when `max_steps` is exceeded.
+// not the committed length, when a finish is reported twice, when the events' committed counts
+// disagree with the appended rows or when `max_steps` is exceeded.
 Result<Trace> Drive(Decoder& decoder, const FakeModel& model, int max_steps = 100000);
 
 // Returns "" when the trace satisfies I3 (mask id never emitted or appended), I4 (a row fixed in a

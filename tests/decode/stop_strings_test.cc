@@ -18,6 +18,7 @@ TEST(StopStrings, FindsAStopSplitAcrossChunks) {
   EXPECT_EQ(b.text, "");
   EXPECT_TRUE(b.stopped);
   EXPECT_EQ(b.stop, "</answer>");
+  EXPECT_EQ(b.stop_at, 3u);
   EXPECT_TRUE(m.Append("more").text.empty());
   EXPECT_EQ(m.Flush(), "");
 }
@@ -50,13 +51,17 @@ TEST(StopStrings, MatchesStopsSpanningManyOneCharacterChunks) {
   StopStringMatcher m({"STOP"});
   std::string out;
   bool stopped = false;
+  size_t stop_at = 0;
   for (char c : std::string("xxSTSTOPyy")) {
     auto o = m.Append(std::string(1, c));
     out += o.text;
+    if (o.stopped) stop_at = o.stop_at;
     stopped = stopped || o.stopped;
   }
+  EXPECT_EQ(stop_at, 4u);
   EXPECT_TRUE(stopped);
   EXPECT_EQ(out, "xxST");
+  EXPECT_EQ(m.Append("z").stop_at, 0u);  // nothing after a stop
 }
 
 TEST(StopStrings, HoldsAnUnfinishedUtf8Sequence) {
