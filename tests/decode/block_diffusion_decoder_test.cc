@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <set>
 #include <tuple>
 
@@ -405,6 +406,68 @@ TEST(Diffusion, RejectsBadRequestsAndMisuse) {
   auto e = Make(Diffusion(8, 4, 8), ModelInfo());
   ASSERT_TRUE(Drive(*e, Oracle(false)).ok());
   EXPECT_EQ(e->Consume({}).status().code(), StatusCode::kFailedPrecondition);
+}
+
+}  // namespace
+}  // namespace clover::decode::testing
+
+namespace clover::decode::testing {
+namespace {
+
+// A model whose logits are pseudo-random functions of (context, block, row): confidences move as
+// rows get fixed, EOS appears now and then.
+FakeModel RandomModel(uint64_t seed, float scale) {
+  auto logits = [seed, scale](std::span<const int32_t> ctx, std::span<const int32_t> block,
+                              int row) {
+    uint64_t h = seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(row);
+    for (int32_t t : ctx) h = (h ^ static_cast<uint64_t>(t)) * 0x100000001B3ull;
+    for (int32_t t : block) h = (h ^ static_cast<uint64_t>(t + 7)) * 0x100000001B3ull;
+    std::mt19937_64 gen(h);
+    std::vector<float> l(kVocab);
+    for (float& x : l) x = scale * static_cast<float>(gen() % 2001) / 1000.0f - scale;
+    l[kMask] += 3.0f * scale;  // the model likes the mask id: it must still never be chosen
+    return l;
+  };
+  FakeModel f;
+  f.vocab = kVocab;
+  f.causal = [logits](std::span<const int32_t> ctx) { return logits(ctx, {}, -1); };
+  f.preview = logits;
+  return f;
+}
+
+TEST(Diffusion, RandomModelsKeepTheInvariants) {
+  std::mt19937 gen(5);
+  for (int trial = 0; trial < 60; ++trial) {
+    const int block = 8 << (trial % 3);
+    const bool shift = trial % 2 == 1;
+    DecodeRequest r = Diffusion(block, 1 + static_cast<int>(gen() % 40), 1 + gen() % 70);
+    r.threshold = std::vector<double>{-1.0, 0.3, 0.8, 0.95, 2.0}[gen() % 5];
+    if (trial % 4 == 0) r.sampling = {.temperature = 0.8f, .top_p = 0.9f, .seed = gen()};
+    if (trial % 5 == 0) r.penalties.presence = 1.0f;
+    const DecodeModelInfo m = ModelInfo(shift);
+    auto d = Make(r, m);
+    const float scale = 0.5f + static_cast<float>(gen() % 60) / 10.0f;
+    auto t = Drive(*d, RandomModel(gen(), scale));
+    ASSERT_TRUE(t.ok()) << trial << ": " << t.status().ToString();
+    SCOPED_TRACE(trial);
+    EXPECT_EQ(CheckInvariants(*t, kMask), "");
+    ASSERT_TRUE(t->finish.has_value());
+    ASSERT_FALSE(t->emitted.empty());
+    EXPECT_LE(static_cast<int64_t>(t->emitted.size()), r.max_tokens);
+    if (*t->finish == FinishReason::kLength) {
+      EXPECT_EQ(static_cast<int64_t>(t->emitted.size()), r.max_tokens);
+    } else {
+      EXPECT_EQ(t->emitted.back(), kEos);
+    }
+    EXPECT_EQ(std::count(t->emitted.begin(), t->emitted.end() - 1, kEos), 0);
+    for (int32_t x : t->emitted) EXPECT_LT(x, kValid);
+    // What was committed after the prompt is exactly the start of the answer, block by block.
+    const size_t answer = t->state.size() - r.prompt.size();
+    EXPECT_EQ(answer % block, 0u);
+    EXPECT_TRUE(std::equal(t->state.begin() + r.prompt.size(), t->state.end(), t->emitted.begin()));
+    EXPECT_GE(d->counters().rows_fixed, d->counters().preview_passes);
+    EXPECT_EQ(d->counters().tokens, static_cast<int64_t>(t->emitted.size()));
+  }
 }
 
 }  // namespace
