@@ -8,29 +8,25 @@
 namespace clover::tokenizer {
 namespace {
 
-uint64_t PairKey(int32_t a, int32_t b) {
-  return (static_cast<uint64_t>(static_cast<uint32_t>(a)) << 32) | static_cast<uint32_t>(b);
-}
-
 }  // namespace
 
 Result<BpeModel> BpeModel::Create(std::vector<std::string> tokens,
                                   const std::vector<std::pair<std::string, std::string>>& merges,
                                   const std::string& source) {
   BpeModel m;
-  m.tokens_ = std::move(tokens);
-  m.bytes_.resize(m.tokens_.size());
-  m.token_to_id_.reserve(m.tokens_.size() * 2);
+  *m.tokens_ = std::move(tokens);
+  const std::vector<std::string>& toks = *m.tokens_;
+  m.token_to_id_.Build(toks);
   const ByteLevel& bl = ByteLevel::Get();
-  for (size_t id = 0; id < m.tokens_.size(); ++id) {
-    const std::string& t = m.tokens_[id];
-    if (t.empty()) continue;
-    m.token_to_id_.emplace(std::string_view(t), static_cast<int32_t>(id));
-    auto raw = bl.DecodeString(t);
+  m.bytes_offset_.reserve(toks.size() + 1);
+  m.bytes_.reserve(toks.size() * 6);
+  for (const std::string& t : toks) {
+    m.bytes_offset_.push_back(static_cast<uint32_t>(m.bytes_.size()));
     // Tokens outside the byte-level alphabet can never be produced by the merge loop, but
     // they still decode to their own text.
-    m.bytes_[id] = raw ? std::move(*raw) : t;
+    if (!bl.DecodeAppend(t, &m.bytes_)) m.bytes_.append(t);
   }
+  m.bytes_offset_.push_back(static_cast<uint32_t>(m.bytes_.size()));
   for (int b = 0; b < 256; ++b) {
     const int32_t id = m.TokenToId(bl.Encode(static_cast<unsigned char>(b)));
     if (id < 0) {
@@ -40,7 +36,7 @@ Result<BpeModel> BpeModel::Create(std::vector<std::string> tokens,
     }
     m.byte_to_id_[b] = id;
   }
-  m.merges_.reserve(merges.size() * 2);
+  m.merges_.Reserve(merges.size());
   std::string joined;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [a, b] = merges[rank];
@@ -52,15 +48,12 @@ Result<BpeModel> BpeModel::Create(std::vector<std::string> tokens,
                       "\" uses a token missing from model.vocab");
     }
     // A repeated pair keeps its first (highest-priority) rank.
-    m.merges_.emplace(PairKey(ia, ib), MergeInfo{static_cast<int32_t>(rank), im});
+    m.merges_.Insert(ia, ib, static_cast<int32_t>(rank), im);
   }
   return m;
 }
 
-int32_t BpeModel::TokenToId(std::string_view token) const {
-  auto it = token_to_id_.find(token);
-  return it == token_to_id_.end() ? -1 : it->second;
-}
+int32_t BpeModel::TokenToId(std::string_view token) const { return token_to_id_.Find(token); }
 
 void BpeModel::Encode(std::string_view piece, std::vector<int32_t>* ids) const {
   if (piece.empty()) return;
@@ -117,8 +110,9 @@ void BpeModel::MergeLoop(std::string_view piece, std::vector<int32_t>* ids) cons
   auto push_pair = [&](int32_t left) {
     const int32_t right = symbols[left].next;
     if (right < 0) return;
-    auto it = merges_.find(PairKey(symbols[left].id, symbols[right].id));
-    if (it != merges_.end()) heap.push({it->second.rank, left, it->second.merged_id});
+    if (const MergeTable::Entry* m = merges_.Find(symbols[left].id, symbols[right].id)) {
+      heap.push({m->rank, left, m->merged_id});
+    }
   };
   for (int32_t i = 0; i + 1 < n; ++i) push_pair(i);
   while (!heap.empty()) {
@@ -128,8 +122,8 @@ void BpeModel::MergeLoop(std::string_view piece, std::vector<int32_t>* ids) cons
     if (!left.alive || left.next < 0) continue;
     Symbol& right = symbols[left.next];
     // Stale entry: one side merged since this candidate was queued.
-    auto it = merges_.find(PairKey(left.id, right.id));
-    if (it == merges_.end() || it->second.rank != top.rank) continue;
+    const MergeTable::Entry* m = merges_.Find(left.id, right.id);
+    if (m == nullptr || m->rank != top.rank) continue;
     left.id = top.merged_id;
     right.alive = false;
     left.next = right.next;

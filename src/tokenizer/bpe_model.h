@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "tokenizer/merge_table.h"
+#include "tokenizer/token_index.h"
 
 namespace clover::tokenizer {
 
@@ -29,27 +31,27 @@ class BpeModel {
   // Returns the id of byte-level string `token`, or -1.
   int32_t TokenToId(std::string_view token) const;
   // Returns the byte-level string of `id` (empty when unused).
-  const std::string& IdToToken(int32_t id) const { return tokens_[id]; }
+  const std::string& IdToToken(int32_t id) const { return (*tokens_)[id]; }
   // Returns the raw bytes `id` stands for.
-  const std::string& IdToBytes(int32_t id) const { return bytes_[id]; }
+  std::string_view IdToBytes(int32_t id) const {
+    return std::string_view(bytes_).substr(bytes_offset_[id], bytes_offset_[id + 1] - bytes_offset_[id]);
+  }
   // Returns one past the largest id.
-  int32_t size() const { return static_cast<int32_t>(tokens_.size()); }
+  int32_t size() const { return static_cast<int32_t>(tokens_->size()); }
 
  private:
-  struct MergeInfo {
-    int32_t rank;
-    int32_t merged_id;
-  };
   // Pieces shorter than this are cached; the cache stops growing at kCacheEntries (as HF's).
   static constexpr size_t kCacheMaxPieceBytes = 64;
   static constexpr size_t kCacheEntries = 1 << 17;
 
   void MergeLoop(std::string_view piece, std::vector<int32_t>* ids) const;
 
-  std::vector<std::string> tokens_;
-  std::vector<std::string> bytes_;
-  std::unordered_map<std::string_view, int32_t> token_to_id_;  // views into tokens_
-  std::unordered_map<uint64_t, MergeInfo> merges_;
+  // Heap-allocated so the index's pointer to it survives moves of the model.
+  std::unique_ptr<std::vector<std::string>> tokens_ = std::make_unique<std::vector<std::string>>();
+  std::string bytes_;                  // every token's raw bytes, back to back
+  std::vector<uint32_t> bytes_offset_;  // id -> start in bytes_ (size + 1 entries)
+  TokenIndex token_to_id_;
+  MergeTable merges_;
   int32_t byte_to_id_[256];
 
   struct Cache {

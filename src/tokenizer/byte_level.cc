@@ -32,16 +32,24 @@ std::string ByteLevel::EncodeString(std::string_view bytes) const {
 
 std::optional<std::string> ByteLevel::DecodeString(std::string_view text) const {
   std::string out;
-  out.reserve(text.size());
+  if (!DecodeAppend(text, &out)) return std::nullopt;
+  return out;
+}
+
+bool ByteLevel::DecodeAppend(std::string_view text, std::string* out) const {
+  const size_t start = out->size();
   size_t i = 0;
   while (i < text.size()) {
     char32_t cp;
     const int n = DecodeUtf8(text, i, &cp);
-    if (n < 0 || cp >= codepoint_to_byte_.size() || codepoint_to_byte_[cp] < 0) return std::nullopt;
-    out.push_back(static_cast<char>(codepoint_to_byte_[cp]));
+    if (n < 0 || cp >= codepoint_to_byte_.size() || codepoint_to_byte_[cp] < 0) {
+      out->resize(start);
+      return false;
+    }
+    out->push_back(static_cast<char>(codepoint_to_byte_[cp]));
     i += n;
   }
-  return out;
+  return true;
 }
 
 }  // namespace clover::tokenizer

@@ -20,6 +20,9 @@ class ByteLevel {
   // Returns the raw bytes of a byte-level string, or nullopt when it holds a code point
   // outside the alphabet.
   std::optional<std::string> DecodeString(std::string_view text) const;
+  // Appends the raw bytes of byte-level `text` to `out`; returns false (leaving `out` as it
+  // was) when `text` holds a code point outside the alphabet.
+  bool DecodeAppend(std::string_view text, std::string* out) const;
 
  private:
   ByteLevel();

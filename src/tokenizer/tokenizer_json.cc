@@ -14,7 +14,12 @@ using Json = nlohmann::json;
 
 class TokenizerJsonSax : public nlohmann::json_sax<Json> {
  public:
-  explicit TokenizerJsonSax(Json* root) : dom_(*root, /*allow_exceptions=*/false) {}
+  // `size_hint` (the file size) pre-sizes the vocab and merges so they are not regrown and
+  // copied while 150k+ entries stream in.
+  TokenizerJsonSax(Json* root, size_t size_hint) : dom_(*root, /*allow_exceptions=*/false) {
+    tokens.reserve(size_hint / 48);
+    merges.reserve(size_hint / 48);
+  }
 
   std::vector<std::string> tokens;
   std::vector<std::pair<std::string, std::string>> merges;
@@ -258,7 +263,7 @@ Status ParseRest(const Json& root, TokenizerSpec* spec) {
 
 Result<Tokenizer> Tokenizer::FromJsonText(std::string_view text, const std::string& source) {
   Json root;
-  TokenizerJsonSax sax(&root);
+  TokenizerJsonSax sax(&root, text.size());
   bool ok = false;
   try {
     ok = Json::sax_parse(text.begin(), text.end(), &sax);
