@@ -30,7 +30,9 @@ void BM_MatMul(benchmark::State& state) {
     state.SkipWithError("ISA not supported");
     return;
   }
-  const DType dtype = state.range(1) == 0 ? DType::kF32 : state.range(1) == 1 ? DType::kBF16 : DType::kF16;
+  const DType dtype = state.range(1) == 0   ? DType::kF32
+                      : state.range(1) == 1 ? DType::kBF16
+                                            : DType::kF16;
   const int64_t rows = state.range(2), out = state.range(3), in = state.range(4);
   ThreadPool pool(static_cast<int>(state.range(5)));
   KernelContext ctx{pool, GetKernelTable(isa)};
@@ -49,9 +51,11 @@ void BM_MatMul(benchmark::State& state) {
     MatMul(ctx, x.data(), rows, in, w, y.data(), out);
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * rows * out * in, benchmark::Counter::kIsIterationInvariantRate,
-                                                 benchmark::Counter::kIs1000);
-  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(w.nbytes), benchmark::Counter::kIsIterationInvariantRate,
+  state.counters["GFLOP/s"] =
+      benchmark::Counter(2.0 * rows * out * in, benchmark::Counter::kIsIterationInvariantRate,
+                         benchmark::Counter::kIs1000);
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(w.nbytes),
+                                              benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
 }
 
@@ -103,20 +107,37 @@ void BM_DeltaRule(benchmark::State& state) {
   const int hk = 16, hv = 32, d = 128;
   ThreadPool pool(1);
   KernelContext ctx{pool, GetKernelTable(isa)};
-  std::vector<float> q = Random(T * hk * d, 1), k = Random(T * hk * d, 2), v = Random(T * hv * d, 3);
+  std::vector<float> q = Random(T * hk * d, 1), k = Random(T * hk * d, 2),
+                     v = Random(T * hv * d, 3);
   for (float& x : q) x *= 0.01f;
   for (float& x : k) x *= 0.08f;
   std::vector<float> g(T * hv, -0.1f), beta(T * hv, 0.5f), st(hv * d * d, 0.0f), out(T * hv * d);
   DeltaRuleArgs a;
-  a.hk = hk; a.hv = hv; a.dk = d; a.dv = d; a.n_rows = T;
-  a.q = q.data(); a.k = k.data(); a.v = v.data(); a.qk_stride = hk * d; a.v_stride = hv * d;
-  a.g = g.data(); a.beta = beta.data(); a.gate_stride = hv; a.state = st.data();
-  a.out = out.data(); a.out_stride = hv * d;
+  a.hk = hk;
+  a.hv = hv;
+  a.dk = d;
+  a.dv = d;
+  a.n_rows = T;
+  a.q = q.data();
+  a.k = k.data();
+  a.v = v.data();
+  a.qk_stride = hk * d;
+  a.v_stride = hv * d;
+  a.g = g.data();
+  a.beta = beta.data();
+  a.gate_stride = hv;
+  a.state = st.data();
+  a.out = out.data();
+  a.out_stride = hv * d;
   for (auto _ : state) {
-    if (state.range(1)) DeltaRuleChunked(ctx, a); else DeltaRuleRecurrent(ctx, a);
+    if (state.range(1))
+      DeltaRuleChunked(ctx, a);
+    else
+      DeltaRuleRecurrent(ctx, a);
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["tok/s"] = benchmark::Counter(static_cast<double>(T), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["tok/s"] =
+      benchmark::Counter(static_cast<double>(T), benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_DeltaRule)->ArgsProduct({{0, 2}, {0, 1}, {1, 64}})->UseRealTime();
 

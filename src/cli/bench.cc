@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <random>
-
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "cli/command.h"
 #include "cli/model_cli.h"
@@ -62,11 +61,16 @@ Status RunBench(const BenchOptions& opts) {
   if (!opts.random.empty()) {
     CLOVER_ASSIGN_OR_RETURN(model::ModelConfig config, model::RandomModelConfig(opts.random));
     DType dtype;
-    if (opts.dtype == "f32") dtype = DType::kF32;
-    else if (opts.dtype == "bf16") dtype = DType::kBF16;
-    else if (opts.dtype == "f16") dtype = DType::kF16;
-    else return InvalidArgument("--dtype: '" + opts.dtype + "', expected f32, bf16 or f16");
-    CLOVER_ASSIGN_OR_RETURN(engine, MakeEngine(model::MakeRandomWeights(config, 1, dtype), opts.threads));
+    if (opts.dtype == "f32")
+      dtype = DType::kF32;
+    else if (opts.dtype == "bf16")
+      dtype = DType::kBF16;
+    else if (opts.dtype == "f16")
+      dtype = DType::kF16;
+    else
+      return InvalidArgument("--dtype: '" + opts.dtype + "', expected f32, bf16 or f16");
+    CLOVER_ASSIGN_OR_RETURN(engine,
+                            MakeEngine(model::MakeRandomWeights(config, 1, dtype), opts.threads));
     name = "random:" + opts.random + ":" + opts.dtype;
   } else {
     CLOVER_ASSIGN_OR_RETURN(engine, LoadEngine(opts.model, opts.threads));
@@ -77,9 +81,9 @@ Status RunBench(const BenchOptions& opts) {
   auto prefill = [&](int64_t n) -> Result<double> {
     const std::vector<int32_t> ids = Ids(n, vocab, n);
     CLOVER_ASSIGN_OR_RETURN(double t, BestOf(opts.reps, [&] {
-      seq.Reset();
-      return AppendTokens(*engine, seq, ids, {n - 1});
-    }));
+                              seq.Reset();
+                              return AppendTokens(*engine, seq, ids, {n - 1});
+                            }));
     return n / t;
   };
   CLOVER_ASSIGN_OR_RETURN(double pp64, prefill(64));
@@ -93,21 +97,21 @@ Status RunBench(const BenchOptions& opts) {
   constexpr int64_t kDecode = 32;
   const std::vector<int32_t> steps = Ids(kDecode, vocab, 9);
   CLOVER_ASSIGN_OR_RETURN(double t_tg, BestOf(opts.reps, [&]() -> Result<model::ForwardLogits> {
-    seq.Restore(after_prompt);
-    Result<model::ForwardLogits> out = InvalidArgument("no steps");
-    for (int32_t id : steps) {
-      out = AppendTokens(*engine, seq, {id}, {0});
-      if (!out.ok()) return out;
-    }
-    return out;
-  }));
+                            seq.Restore(after_prompt);
+                            Result<model::ForwardLogits> out = InvalidArgument("no steps");
+                            for (int32_t id : steps) {
+                              out = AppendTokens(*engine, seq, {id}, {0});
+                              if (!out.ok()) return out;
+                            }
+                            return out;
+                          }));
   const std::vector<int32_t> block = Ids(opts.rows, vocab, 11);
   std::vector<int64_t> all_rows(opts.rows);
   for (int64_t i = 0; i < opts.rows; ++i) all_rows[i] = i;
   CLOVER_ASSIGN_OR_RETURN(double t_rows, BestOf(opts.reps, [&] {
-    seq.Restore(after_prompt);
-    return AppendTokens(*engine, seq, block, all_rows);
-  }));
+                            seq.Restore(after_prompt);
+                            return AppendTokens(*engine, seq, block, all_rows);
+                          }));
 
   const double tg = kDecode / t_tg;
   const std::string isa = IsaName(engine->table->isa);
@@ -122,7 +126,8 @@ Status RunBench(const BenchOptions& opts) {
                         {"append_ms", t_rows * 1e3}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
-    std::printf("model    %s\nthreads  %d\nisa      %s\n", name.c_str(), engine->pool->size(), isa.c_str());
+    std::printf("model    %s\nthreads  %d\nisa      %s\n", name.c_str(), engine->pool->size(),
+                isa.c_str());
     std::printf("%-22s %12s\n", "test", "result");
     std::printf("%-22s %10.1f tok/s\n", "pp64", pp64);
     std::printf("%-22s %10.1f tok/s\n", "pp512", pp512);
@@ -137,7 +142,8 @@ Status RunBench(const BenchOptions& opts) {
 
 void RegisterBenchCommand(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
-  CLI::App* cmd = app.add_subcommand("bench", "measure prefill (pp64, pp512), decode (tg32) and one N-row pass");
+  CLI::App* cmd = app.add_subcommand(
+      "bench", "measure prefill (pp64, pp512), decode (tg32) and one N-row pass");
   cmd->add_option("model", opts->model, "GGUF file, .safetensors file or model directory");
   cmd->add_option("--random", opts->random, "benchmark a random model instead: tiny or medium");
   cmd->add_option("--dtype", opts->dtype, "weight dtype of --random: f32, bf16 (default) or f16");

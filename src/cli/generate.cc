@@ -1,7 +1,6 @@
 // `clover generate MODEL --ids ... --n N --greedy [--json]`: greedy AR continuation ids.
 #include <algorithm>
 #include <cstdio>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/command.h"
@@ -34,14 +33,16 @@ Status RunGenerate(const GenerateOptions& opts) {
   std::vector<int32_t> prompt;
   for (int64_t id : ids64) {
     if (id < 0 || id >= vocab) {
-      return InvalidArgument("--ids: token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                             std::to_string(vocab) + ") of " + opts.model);
+      return InvalidArgument("--ids: token id " + std::to_string(id) +
+                             " is outside the vocabulary [0, " + std::to_string(vocab) + ") of " +
+                             opts.model);
     }
     prompt.push_back(static_cast<int32_t>(id));
   }
   model::SequenceState seq = engine->model->NewSequence();
-  CLOVER_ASSIGN_OR_RETURN(model::ForwardLogits out,
-                          AppendTokens(*engine, seq, prompt, {static_cast<int64_t>(prompt.size()) - 1}));
+  CLOVER_ASSIGN_OR_RETURN(
+      model::ForwardLogits out,
+      AppendTokens(*engine, seq, prompt, {static_cast<int64_t>(prompt.size()) - 1}));
   std::vector<int64_t> generated;
   int32_t next = Argmax(out.row(0), vocab);
   for (int64_t k = 0; k < opts.n; ++k) {
@@ -64,8 +65,10 @@ Status RunGenerate(const GenerateOptions& opts) {
 
 void RegisterGenerateCommand(CLI::App& app) {
   auto opts = std::make_shared<GenerateOptions>();
-  CLI::App* cmd = app.add_subcommand("generate", "print the greedy continuation of a prompt of token ids");
-  cmd->add_option("model", opts->model, "GGUF file, .safetensors file or model directory")->required();
+  CLI::App* cmd =
+      app.add_subcommand("generate", "print the greedy continuation of a prompt of token ids");
+  cmd->add_option("model", opts->model, "GGUF file, .safetensors file or model directory")
+      ->required();
   cmd->add_option("--ids", opts->ids, "prompt token ids, comma-separated")->required();
   cmd->add_option("--n", opts->n, "number of tokens to generate (default 16)");
   cmd->add_flag("--greedy", opts->greedy, "argmax decoding");

@@ -2,9 +2,8 @@
 // prompt position, prefilled in the given chunks.
 #include <algorithm>
 #include <fstream>
-#include <numeric>
-
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 #include "cli/command.h"
 #include "cli/model_cli.h"
@@ -41,22 +40,25 @@ Status RunLogits(const LogitsOptions& opts) {
   }
   int64_t total = 0;
   for (int64_t c : chunks) {
-    if (c <= 0) return InvalidArgument("--chunks: chunk size " + std::to_string(c) + ", expected > 0");
+    if (c <= 0)
+      return InvalidArgument("--chunks: chunk size " + std::to_string(c) + ", expected > 0");
     total += c;
   }
   if (total > static_cast<int64_t>(ids64.size())) {
-    return InvalidArgument("--chunks: sizes add up to " + std::to_string(total) + " but --ids has " +
-                           std::to_string(ids64.size()) + " ids");
+    return InvalidArgument("--chunks: sizes add up to " + std::to_string(total) +
+                           " but --ids has " + std::to_string(ids64.size()) + " ids");
   }
   if (total < static_cast<int64_t>(ids64.size())) chunks.push_back(ids64.size() - total);
-  if (opts.top < 0) return InvalidArgument("--top: " + std::to_string(opts.top) + ", expected >= 0");
+  if (opts.top < 0)
+    return InvalidArgument("--top: " + std::to_string(opts.top) + ", expected >= 0");
   CLOVER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, LoadEngine(opts.model, opts.threads));
   const int64_t vocab = engine->model->config().vocab_size;
   std::vector<int32_t> ids;
   for (int64_t id : ids64) {
     if (id < 0 || id >= vocab) {
-      return InvalidArgument("--ids: token id " + std::to_string(id) + " is outside the vocabulary [0, " +
-                             std::to_string(vocab) + ") of " + opts.model);
+      return InvalidArgument("--ids: token id " + std::to_string(id) +
+                             " is outside the vocabulary [0, " + std::to_string(vocab) + ") of " +
+                             opts.model);
     }
     ids.push_back(static_cast<int32_t>(id));
   }
@@ -89,7 +91,8 @@ Status RunLogits(const LogitsOptions& opts) {
 void RegisterLogitsCommand(CLI::App& app) {
   auto opts = std::make_shared<LogitsOptions>();
   CLI::App* cmd = app.add_subcommand("logits", "write the logits of every prompt position as JSON");
-  cmd->add_option("model", opts->model, "GGUF file, .safetensors file or model directory")->required();
+  cmd->add_option("model", opts->model, "GGUF file, .safetensors file or model directory")
+      ->required();
   cmd->add_option("--ids", opts->ids, "prompt token ids, comma-separated")->required();
   cmd->add_option("--chunks", opts->chunks,
                   "prefill chunk sizes, comma-separated; each continues from the previous state "

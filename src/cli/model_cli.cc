@@ -10,7 +10,8 @@ namespace clover::cli {
 
 Result<std::unique_ptr<Engine>> MakeEngine(model::ModelWeights weights, int threads) {
   if (threads < 0) {
-    return InvalidArgument("--threads: " + std::to_string(threads) + ", expected >= 0 (0 = all cores)");
+    return InvalidArgument("--threads: " + std::to_string(threads) +
+                           ", expected >= 0 (0 = all cores)");
   }
   auto engine = std::make_unique<Engine>();
   CLOVER_ASSIGN_OR_RETURN(engine->table, kernels::SelectKernelTable());

@@ -1,12 +1,11 @@
 // Shared pieces of the commands that run the forward: engine set-up and id-list parsing.
 #pragma once
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "core/status.h"
 #include "core/thread_pool.h"

@@ -29,7 +29,7 @@ CpuFeatures Detect() {
   const bool osxsave = (c >> 27) & 1;
   if (!osxsave) return f;
   const uint64_t xcr0 = ReadXcr0();
-  const bool os_avx = (xcr0 & 0x6) == 0x6;              // XMM + YMM state
+  const bool os_avx = (xcr0 & 0x6) == 0x6;                 // XMM + YMM state
   const bool os_avx512 = os_avx && (xcr0 & 0xE0) == 0xE0;  // opmask + ZMM state
   const bool avx = (c >> 28) & 1;
   f.fma = os_avx && ((c >> 12) & 1);
@@ -56,9 +56,12 @@ CpuFeatures Detect() {
 
 const char* IsaName(Isa isa) {
   switch (isa) {
-    case Isa::kRef: return "ref";
-    case Isa::kAvx2: return "avx2";
-    case Isa::kAvx512: return "avx512";
+    case Isa::kRef:
+      return "ref";
+    case Isa::kAvx2:
+      return "avx2";
+    case Isa::kAvx512:
+      return "avx512";
   }
   return "?";
 }
@@ -77,12 +80,14 @@ const CpuFeatures& DetectCpuFeatures() {
 
 bool IsaSupported(Isa isa, const CpuFeatures& f) {
   switch (isa) {
-    case Isa::kRef: return true;
-    case Isa::kAvx2: return f.avx2 && f.fma && f.f16c;
+    case Isa::kRef:
+      return true;
+    case Isa::kAvx2:
+      return f.avx2 && f.fma && f.f16c;
     // The avx512 kernels are compiled with F/BW/VL/DQ/BF16/VNNI (CMakeLists.txt).
     case Isa::kAvx512:
-      return IsaSupported(Isa::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl &&
-             f.avx512dq && f.avx512bf16 && f.avx512vnni;
+      return IsaSupported(Isa::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq &&
+             f.avx512bf16 && f.avx512vnni;
   }
   return false;
 }

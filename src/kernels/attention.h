@@ -1,4 +1,5 @@
-// Blockwise (online-softmax) multi-head attention over a paged KV cache; memory O(block), not O(T^2).
+// Blockwise (online-softmax) multi-head attention over a paged KV cache; memory O(block), not
+// O(T^2).
 #pragma once
 
 #include <cstdint>
@@ -10,7 +11,8 @@ namespace clover::kernels {
 // Which keys a query row may see.
 enum class MaskMode {
   kCausal,       // row at position p sees keys at positions <= p
-  kPrefixBlock,  // every row sees every key: the committed prefix plus the whole (bidirectional) block
+  kPrefixBlock,  // every row sees every key: the committed prefix plus the whole (bidirectional)
+                 // block
 };
 
 // Keys/values of positions [0, n_positions): position p lives in page p / page_size at row

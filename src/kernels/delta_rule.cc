@@ -34,10 +34,10 @@ void DeltaRuleRecurrent(const KernelContext& ctx, const DeltaRuleArgs& a) {
 }
 
 // Per chunk with incoming state S and gamma_t = sum_{s<=t} g_s (architecture.md §3.2):
-//   delta = (I + A)^-1 diag(beta) (V - diag(e^gamma) K S),  A_ts = beta_t e^(gamma_t-gamma_s) k_t.k_s
-//   (s < t), solved by forward substitution;
-//   O_t = e^gamma_t S^T q_t + sum_{s<=t} e^(gamma_t-gamma_s) (q_t.k_s) delta_s;
-//   S  <- e^gamma_C S + sum_s e^(gamma_C-gamma_s) k_s delta_s^T.
+//   delta = (I + A)^-1 diag(beta) (V - diag(e^gamma) K S),  A_ts = beta_t e^(gamma_t-gamma_s)
+//   k_t.k_s (s < t), solved by forward substitution; O_t = e^gamma_t S^T q_t + sum_{s<=t}
+//   e^(gamma_t-gamma_s) (q_t.k_s) delta_s; S  <- e^gamma_C S + sum_s e^(gamma_C-gamma_s) k_s
+//   delta_s^T.
 void DeltaRuleChunked(const KernelContext& ctx, const DeltaRuleArgs& a, int chunk) {
   const KernelTable& kt = ctx.table;
   const int64_t C = chunk;

@@ -17,8 +17,8 @@ inline constexpr int kWeightTypeCount = 3;
 // [0, n_rows) and outputs o in [o_begin, o_end). `w` points at row 0 of a row-major [out, in]
 // matrix of the kernel's WeightType whose rows are `w_row_bytes` apart.
 using MatMulFn = void (*)(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-                          int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end,
-                          float* y, int64_t y_stride);
+                          int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
+                          int64_t y_stride);
 // Returns sum_i a[i] * b[i].
 using DotFn = float (*)(const float* a, const float* b, int64_t n);
 // Does y[i] += alpha * x[i].

@@ -53,9 +53,12 @@ const KernelTable& GetKernelTable(Isa isa) {
   static const KernelTable avx2_table = MakeAvx2Table();
   static const KernelTable avx512_table = MakeAvx512Table();
   switch (isa) {
-    case Isa::kAvx2: return avx2_table;
-    case Isa::kAvx512: return avx512_table;
-    case Isa::kRef: break;
+    case Isa::kAvx2:
+      return avx2_table;
+    case Isa::kAvx512:
+      return avx512_table;
+    case Isa::kRef:
+      break;
   }
   return ref_table;
 }
@@ -67,10 +70,14 @@ Result<const KernelTable*> SelectKernelTable() {
 
 Result<WeightType> WeightTypeOf(DType dtype, const char* what) {
   switch (dtype) {
-    case DType::kF32: return WeightType::kF32;
-    case DType::kBF16: return WeightType::kBF16;
-    case DType::kF16: return WeightType::kF16;
-    default: break;
+    case DType::kF32:
+      return WeightType::kF32;
+    case DType::kBF16:
+      return WeightType::kBF16;
+    case DType::kF16:
+      return WeightType::kF16;
+    default:
+      break;
   }
   return Unimplemented(std::string(what) + ": weight dtype " + DTypeName(dtype) +
                        " is not supported by the CPU matmul (expected F32, BF16 or F16)");

@@ -24,9 +24,25 @@ enum class GdnScan { kAuto, kRecurrent, kChunked };
 class ForwardScratch {
  public:
   enum Slot {
-    kHidden, kNormed, kMixer, kProjA, kProjB, kProjC, kProjD, kCore, kGated,
-    kRouter, kExpertIn, kExpertGate, kExpertUp, kExpertOut, kSharedGate, kSharedUp, kSharedOut,
-    kHeadIn, kSlotCount
+    kHidden,
+    kNormed,
+    kMixer,
+    kProjA,
+    kProjB,
+    kProjC,
+    kProjD,
+    kCore,
+    kGated,
+    kRouter,
+    kExpertIn,
+    kExpertGate,
+    kExpertUp,
+    kExpertOut,
+    kSharedGate,
+    kSharedUp,
+    kSharedOut,
+    kHeadIn,
+    kSlotCount
   };
   // Returns a buffer of at least `n` floats (contents unspecified).
   float* Get(Slot slot, int64_t n) {

@@ -41,7 +41,7 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     for (int h = 0; h < hv; ++h) {
       const float bt = b[r * hv + h];
       const float at = a[r * hv + h];
-      b[r * hv + h] = kernels::Sigmoid(bt);  // beta
+      b[r * hv + h] = kernels::Sigmoid(bt);                           // beta
       a[r * hv + h] = ssm_a[h] * kernels::Softplus(at + dt_bias[h]);  // log-decay g
     }
   }
@@ -73,8 +73,8 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     args.state = g.state->recurrent_state(layer);
     args.out = core + g.begin * value_dim;
     args.out_stride = value_dim;
-    const bool chunked = fc.gdn_scan == GdnScan::kChunked ||
-                         (fc.gdn_scan == GdnScan::kAuto && g.count > 1);
+    const bool chunked =
+        fc.gdn_scan == GdnScan::kChunked || (fc.gdn_scan == GdnScan::kAuto && g.count > 1);
     if (chunked) {
       kernels::DeltaRuleChunked(kc, args);
     } else {

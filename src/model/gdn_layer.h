@@ -6,8 +6,8 @@
 
 namespace clover::model {
 
-// Does out[r] = GDN(x[r]) for every row of every group (x = the normed layer input, [n_rows][hidden]),
-// advancing each group's conv and recurrent state of `layer`.
+// Does out[r] = GDN(x[r]) for every row of every group (x = the normed layer input,
+// [n_rows][hidden]), advancing each group's conv and recurrent state of `layer`.
 void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const float* x,
                 float* out, ForwardScratch& scratch);
 

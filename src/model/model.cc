@@ -18,14 +18,17 @@
 namespace clover::model {
 
 Model::Model(const ModelWeights& weights, const kernels::KernelContext& ctx, int64_t kv_page_size)
-    : weights_(weights), ctx_(ctx), kv_pool_(KvPool::Create(kv_page_size, weights.config.kv_dim())) {}
+    : weights_(weights),
+      ctx_(ctx),
+      kv_pool_(KvPool::Create(kv_page_size, weights.config.kv_dim())) {}
 
 Result<std::unique_ptr<Model>> Model::Create(const ModelWeights& weights,
                                              const kernels::KernelContext& ctx,
                                              int64_t kv_page_size) {
   CLOVER_TRY(ValidateWeights(weights));
   if (kv_page_size <= 0) {
-    return InvalidArgument("model: KV page size " + std::to_string(kv_page_size) + ", expected > 0");
+    return InvalidArgument("model: KV page size " + std::to_string(kv_page_size) +
+                           ", expected > 0");
   }
   return std::unique_ptr<Model>(new Model(weights, ctx, kv_page_size));
 }
@@ -64,8 +67,8 @@ Status Model::ValidateBatch(const ForwardBatch& batch) const {
     for (int64_t r : g.logit_rows) {
       if (r <= prev || r >= static_cast<int64_t>(g.tokens.size())) {
         return InvalidArgument(where + ": logit row " + std::to_string(r) +
-                               " is not ascending inside [0, " +
-                               std::to_string(g.tokens.size()) + ")");
+                               " is not ascending inside [0, " + std::to_string(g.tokens.size()) +
+                               ")");
       }
       prev = r;
     }
@@ -96,9 +99,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     const uint64_t row_bytes = weights_.embed.row_bytes();
     for (const AppendGroup& g : batch.appends) {
       for (int32_t id : g.tokens) {
-        Status s = kernels::ref::DequantizeRow(weights_.embed.dtype,
-                                               weights_.embed.bytes() + id * row_bytes, hidden,
-                                               x + r * hidden);
+        Status s = kernels::ref::DequantizeRow(
+            weights_.embed.dtype, weights_.embed.bytes() + id * row_bytes, hidden, x + r * hidden);
         CLOVER_CHECK(s.ok());  // dtype checked by ValidateWeights
         ++r;
       }
@@ -111,7 +113,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
   for (int il = 0; il < cfg.n_layers; ++il) {
     const LayerWeights& lw = weights_.layers[il];
     for (int64_t r = 0; r < n; ++r)
-      kernels::ref::RmsNorm(x + r * hidden, lw.attn_norm.f32(), hidden, cfg.rms_eps, xn + r * hidden);
+      kernels::ref::RmsNorm(x + r * hidden, lw.attn_norm.f32(), hidden, cfg.rms_eps,
+                            xn + r * hidden);
     fc.Dump("attn_norm", il, xn, n, hidden);
     if (lw.kind == LayerKind::kGatedDeltaNet) {
       GdnForward(fc, il, lw.gdn, xn, mix, scratch);
@@ -121,7 +124,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     for (int64_t i = 0; i < n * hidden; ++i) x[i] += mix[i];
     fc.Dump("attn_residual", il, x, n, hidden);
     for (int64_t r = 0; r < n; ++r)
-      kernels::ref::RmsNorm(x + r * hidden, lw.post_norm.f32(), hidden, cfg.rms_eps, xn + r * hidden);
+      kernels::ref::RmsNorm(x + r * hidden, lw.post_norm.f32(), hidden, cfg.rms_eps,
+                            xn + r * hidden);
     fc.Dump("attn_post_norm", il, xn, n, hidden);
     MoeForward(fc, il, lw.moe, xn, mix, scratch);
     for (int64_t i = 0; i < n * hidden; ++i) x[i] += mix[i];
@@ -129,7 +133,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
   }
 
   // Final norm and head on the requested rows only: the head is the largest matmul.
-  float* head_in = scratch.Get(ForwardScratch::kHeadIn, std::max<int64_t>(1, n_logit_rows) * hidden);
+  float* head_in =
+      scratch.Get(ForwardScratch::kHeadIn, std::max<int64_t>(1, n_logit_rows) * hidden);
   {
     int64_t j = 0;
     for (size_t gi = 0; gi < batch.appends.size(); ++gi) {

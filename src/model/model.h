@@ -17,6 +17,7 @@ namespace clover::model {
 inline constexpr int64_t kDefaultKvPageSize = 256;
 
 // Stateless apart from the weights: every sequence's state lives in its SequenceState.
+// Forward calls sharing one KernelContext must not overlap (the thread pool runs one job at a time).
 class Model {
  public:
   // Returns a model over `weights` (copied views; the storage is shared), after checking every

@@ -9,7 +9,8 @@ namespace clover::model {
 namespace {
 
 Status CheckShape(const TensorView& t, const std::vector<int64_t>& want, const std::string& name) {
-  if (t.empty()) return InvalidArgument(name + ": tensor missing, expected shape " + ShapeToString(want));
+  if (t.empty())
+    return InvalidArgument(name + ": tensor missing, expected shape " + ShapeToString(want));
   if (t.shape != want) {
     return InvalidArgument(name + ": shape " + ShapeToString(t.shape) + ", expected " +
                            ShapeToString(want));
@@ -64,8 +65,9 @@ Status ValidateWeights(const ModelWeights& w) {
       static_cast<int>(w.layers.size()) != c.n_layers) {
     return InvalidArgument("model: config has hidden " + std::to_string(c.hidden) + ", vocab " +
                            std::to_string(c.vocab_size) + ", " + std::to_string(c.n_layers) +
-                           " layers, " + std::to_string(c.layer_kinds.size()) + " layer kinds and " +
-                           std::to_string(w.layers.size()) + " layer weights");
+                           " layers, " + std::to_string(c.layer_kinds.size()) +
+                           " layer kinds and " + std::to_string(w.layers.size()) +
+                           " layer weights");
   }
   if (c.n_experts <= 0 || c.top_k <= 0 || c.top_k > c.n_experts) {
     return InvalidArgument("model: top_k " + std::to_string(c.top_k) + " of " +
@@ -75,13 +77,11 @@ Status ValidateWeights(const ModelWeights& w) {
     return InvalidArgument("model: GDN heads hk " + std::to_string(c.hk) + ", hv " +
                            std::to_string(c.hv) + " (hv must be a multiple of hk)");
   }
-  if (c.n_attention_layers() > 0 &&
-      (c.n_head_kv <= 0 || c.n_head % c.n_head_kv != 0 || c.rope_dim % 2 != 0 ||
-       c.rope_dim > c.head_dim)) {
-    return InvalidArgument("model: attention heads " + std::to_string(c.n_head) + "/" +
-                           std::to_string(c.n_head_kv) + ", rope_dim " +
-                           std::to_string(c.rope_dim) + " of head_dim " +
-                           std::to_string(c.head_dim));
+  if (c.n_attention_layers() > 0 && (c.n_head_kv <= 0 || c.n_head % c.n_head_kv != 0 ||
+                                     c.rope_dim % 2 != 0 || c.rope_dim > c.head_dim)) {
+    return InvalidArgument(
+        "model: attention heads " + std::to_string(c.n_head) + "/" + std::to_string(c.n_head_kv) +
+        ", rope_dim " + std::to_string(c.rope_dim) + " of head_dim " + std::to_string(c.head_dim));
   }
   const int64_t h = c.hidden;
   CLOVER_TRY(CheckShape(w.embed, {c.vocab_size, h}, "token_embd"));

@@ -82,7 +82,8 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
     SwiGlu(sg, su, n * sffn, sg);
     kernels::MatMul(kc, sg, n, sffn, w.shared_down, so, hidden);
     kernels::MatMul(kc, x, n, hidden, w.shared_router, s_logit, 1);
-    for (int64_t r = 0; r < n; ++r) kc.table.scale(kernels::Sigmoid(s_logit[r]), so + r * hidden, hidden);
+    for (int64_t r = 0; r < n; ++r)
+      kc.table.scale(kernels::Sigmoid(s_logit[r]), so + r * hidden, hidden);
     fc.Dump("ffn_shexp_gated", layer, so, n, hidden);
     for (int64_t r = 0; r < n; ++r) kc.table.axpy(1.0f, so + r * hidden, out + r * hidden, hidden);
   }

@@ -18,9 +18,8 @@ class Filler {
   TensorView Normal(std::vector<int64_t> shape, DType dtype, double mean, double std) {
     // Sum of 4 U(0,1) has mean 2 and variance 1/3.
     const double scale = std * std::sqrt(3.0);
-    return Make(std::move(shape), dtype, [&] {
-      return mean + scale * (Unit() + Unit() + Unit() + Unit() - 2.0);
-    });
+    return Make(std::move(shape), dtype,
+                [&] { return mean + scale * (Unit() + Unit() + Unit() + Unit() - 2.0); });
   }
   TensorView Uniform(std::vector<int64_t> shape, double lo, double hi) {
     return Make(std::move(shape), DType::kF32, [&] { return lo + (hi - lo) * Unit(); });

@@ -16,10 +16,13 @@ TEST(ThreadPoolTest, CoversEveryIndexOnce) {
     for (int64_t n : {1, 2, 7, 64, 1001}) {
       for (int64_t min_chunk : {1, 5, 100}) {
         std::vector<std::atomic<int>> hits(n);
-        pool.ParallelFor(n, [&](int64_t b, int64_t e) {
-          ASSERT_LT(b, e);
-          for (int64_t i = b; i < e; ++i) hits[i]++;
-        }, min_chunk);
+        pool.ParallelFor(
+            n,
+            [&](int64_t b, int64_t e) {
+              ASSERT_LT(b, e);
+              for (int64_t i = b; i < e; ++i) hits[i]++;
+            },
+            min_chunk);
         for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
       }
     }

@@ -21,10 +21,10 @@ struct Case {
 };
 
 void RunCase(const Case& c, Isa isa) {
-  SCOPED_TRACE(::testing::Message() << IsaName(isa) << " heads " << c.n_head << "/" << c.n_head_kv
-                                    << " dh " << c.head_dim << " rows " << c.n_rows << " first "
-                                    << c.first_pos << " page " << c.page_size << " mask "
-                                    << static_cast<int>(c.mask));
+  SCOPED_TRACE(::testing::Message()
+               << IsaName(isa) << " heads " << c.n_head << "/" << c.n_head_kv << " dh "
+               << c.head_dim << " rows " << c.n_rows << " first " << c.first_pos << " page "
+               << c.page_size << " mask " << static_cast<int>(c.mask));
   const int64_t n_pos = c.first_pos + c.n_rows;
   const int64_t kv_dim = int64_t{c.n_head_kv} * c.head_dim;
   const int64_t q_dim = int64_t{c.n_head} * c.head_dim;
@@ -32,8 +32,7 @@ void RunCase(const Case& c, Isa isa) {
   std::vector<float> k = RandomVector(n_pos * kv_dim, n_pos + 1, 2.0f);
   std::vector<float> v = RandomVector(n_pos * kv_dim, n_pos + 2);
   const int64_t n_pages = (n_pos + c.page_size - 1) / c.page_size;
-  std::vector<std::vector<float>> kp(n_pages, std::vector<float>(c.page_size * kv_dim)),
-      vp = kp;
+  std::vector<std::vector<float>> kp(n_pages, std::vector<float>(c.page_size * kv_dim)), vp = kp;
   std::vector<const float*> kptr, vptr;
   for (int64_t p = 0; p < n_pos; ++p) {
     std::copy(k.begin() + p * kv_dim, k.begin() + (p + 1) * kv_dim,

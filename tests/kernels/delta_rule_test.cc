@@ -33,8 +33,8 @@ Inputs MakeInputs(int hk, int hv, int dk, int dv, int64_t T, uint64_t seed) {
     }
   std::vector<float> gr = RandomVector(T * hv, seed + 3), br = RandomVector(T * hv, seed + 4);
   for (size_t i = 0; i < gr.size(); ++i) {
-    in.g.push_back(-1.5f * std::abs(gr[i]));           // decays e^g in (0.22, 0.93)
-    in.beta.push_back(0.5f + 0.5f * br[i]);            // (0, 1)
+    in.g.push_back(-1.5f * std::abs(gr[i]));  // decays e^g in (0.22, 0.93)
+    in.beta.push_back(0.5f + 0.5f * br[i]);   // (0, 1)
   }
   in.state = RandomVector(int64_t{hv} * dk * dv, seed + 5, 0.5f);
   return in;
@@ -43,7 +43,10 @@ Inputs MakeInputs(int hk, int hv, int dk, int dv, int64_t T, uint64_t seed) {
 DeltaRuleArgs ArgsFor(Inputs& in, int64_t begin, int64_t count, std::vector<float>& state,
                       std::vector<float>& out) {
   DeltaRuleArgs a;
-  a.hk = in.hk; a.hv = in.hv; a.dk = in.dk; a.dv = in.dv;
+  a.hk = in.hk;
+  a.hv = in.hv;
+  a.dk = in.dk;
+  a.dv = in.dv;
   a.n_rows = count;
   a.q = in.q.data() + begin * in.hk * in.dk;
   a.k = in.k.data() + begin * in.hk * in.dk;

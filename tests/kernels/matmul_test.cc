@@ -59,9 +59,9 @@ TEST(MatMulTest, EveryIsaMatchesDoubleReference) {
         for (int64_t in : {1, 7, 16, 63, 64, 65, 1031}) {
           for (int64_t out : {1, 5, 64, 67}) {
             const uint64_t seed = rows * 1000003 + in * 1009 + out;
-            SCOPED_TRACE(::testing::Message() << IsaName(isa) << " " << DTypeName(dtype) << " rows "
-                                              << rows << " in " << in << " out " << out
-                                              << " seed " << seed);
+            SCOPED_TRACE(::testing::Message()
+                         << IsaName(isa) << " " << DTypeName(dtype) << " rows " << rows << " in "
+                         << in << " out " << out << " seed " << seed);
             Weight w = MakeWeight(dtype, out, in, seed);
             std::vector<float> x = RandomVector(rows * in, seed + 1);
             std::vector<float> y(rows * out);
@@ -70,7 +70,8 @@ TEST(MatMulTest, EveryIsaMatchesDoubleReference) {
             for (int64_t r = 0; r < rows; ++r)
               for (int64_t o = 0; o < out; ++o) {
                 double acc = 0;
-                for (int64_t i = 0; i < in; ++i) acc += double{x[r * in + i]} * w.values[o * in + i];
+                for (int64_t i = 0; i < in; ++i)
+                  acc += double{x[r * in + i]} * w.values[o * in + i];
                 want[r * out + o] = acc;
               }
             double max_err = 0;
@@ -120,7 +121,10 @@ TEST(KernelTableTest, ForceIsaIsHonoured) {
   Result<const KernelTable*> bad = SelectKernelTable();
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("sse9"), std::string::npos);
-  if (old) setenv("CLOVER_FORCE_ISA", old, 1); else unsetenv("CLOVER_FORCE_ISA");
+  if (old)
+    setenv("CLOVER_FORCE_ISA", old, 1);
+  else
+    unsetenv("CLOVER_FORCE_ISA");
 }
 
 TEST(KernelTableTest, QuantizedWeightsAreRejectedByName) {

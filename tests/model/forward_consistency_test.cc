@@ -35,7 +35,7 @@ void SetLayerKinds(ModelConfig& c, int interval) {
   c.layer_kinds.clear();
   for (int i = 0; i < c.n_layers; ++i)
     c.layer_kinds.push_back(interval > 0 && (i + 1) % interval == 0 ? LayerKind::kFullAttention
-                                                                   : LayerKind::kGatedDeltaNet);
+                                                                    : LayerKind::kGatedDeltaNet);
 }
 
 struct Shape {
@@ -164,7 +164,8 @@ TEST(ForwardConsistencyTest, SeveralGroupsEqualSeparateCalls) {
   Result<ForwardLogits> out = e.model->Forward(batch, e.scratch);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->n_rows, 3);
-  const Logits got = {{out->row(0), out->row(0) + 512}, {out->row(1), out->row(1) + 512},
+  const Logits got = {{out->row(0), out->row(0) + 512},
+                      {out->row(1), out->row(1) + 512},
                       {out->row(2), out->row(2) + 512}};
   EXPECT_LE(MaxRelDiff(got, {want1[0], want1[32], want2[6]}), kPathTolerance);
   EXPECT_EQ(s1.length(), 33);
@@ -210,8 +211,7 @@ TEST(ForwardConsistencyTest, InvalidBatchesAreRejectedBeforeAnyChange) {
     batch.appends.push_back(c.group);
     Result<ForwardLogits> out = e.model->Forward(batch, e.scratch);
     ASSERT_FALSE(out.ok()) << c.needle;
-    EXPECT_NE(out.status().message().find(c.needle), std::string::npos)
-        << out.status().message();
+    EXPECT_NE(out.status().message().find(c.needle), std::string::npos) << out.status().message();
     EXPECT_EQ(seq.length(), 0);
   }
   ForwardBatch twice;
@@ -227,7 +227,8 @@ TEST(ForwardConsistencyTest, QuantizedWeightsAreRejectedWithTheTensorName) {
   Result<std::unique_ptr<Model>> m = Model::Create(w, ctx);
   ASSERT_FALSE(m.ok());
   EXPECT_EQ(m.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(m.status().message().find("blk.1.attn_gate"), std::string::npos) << m.status().message();
+  EXPECT_NE(m.status().message().find("blk.1.attn_gate"), std::string::npos)
+      << m.status().message();
 }
 
 }  // namespace

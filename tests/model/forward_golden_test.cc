@@ -28,7 +28,9 @@ nlohmann::json ReadJson(const std::string& path) {
 
 Logits ToLogits(const nlohmann::json& j) { return j.get<Logits>(); }
 
-std::string Golden(const std::string& rel) { return std::string(CLOVER_SHARED_DIR) + "/golden/" + rel; }
+std::string Golden(const std::string& rel) {
+  return std::string(CLOVER_SHARED_DIR) + "/golden/" + rel;
+}
 
 class QwenTinyGoldenTest : public ::testing::TestWithParam<std::string> {};
 
@@ -42,8 +44,7 @@ TEST_P(QwenTinyGoldenTest, MatchesLlamaCpp) {
   const int64_t split = g["split"].get<int64_t>();
 
   EXPECT_LE(MaxAbsDiff(e.Prompt(prompt), ToLogits(g["logits_batch"])), kGoldenTolerance);
-  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])),
-            kGoldenTolerance);
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])), kGoldenTolerance);
 
   // Greedy: one batch of the prompt, then one token at a time.
   SequenceState seq = e.model->NewSequence();
@@ -71,11 +72,12 @@ TEST(QwenTinyGoldenTest, ActivationsMatchLlamaCppByName) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   Engine e(*w);
   std::map<std::string, std::vector<float>> got;
-  e.model->set_debug_hook([&](std::string_view name, int layer, const float* data, int64_t rows,
-                              int64_t cols) {
-    const std::string key = layer < 0 ? std::string(name) : std::string(name) + "-" + std::to_string(layer);
-    got[key].assign(data, data + rows * cols);
-  });
+  e.model->set_debug_hook(
+      [&](std::string_view name, int layer, const float* data, int64_t rows, int64_t cols) {
+        const std::string key =
+            layer < 0 ? std::string(name) : std::string(name) + "-" + std::to_string(layer);
+        got[key].assign(data, data + rows * cols);
+      });
   e.Prompt(g["prompt"].get<std::vector<int32_t>>());
   const nlohmann::json& acts = g["activations_batch"];
   int compared = 0;
@@ -91,7 +93,8 @@ TEST(QwenTinyGoldenTest, ActivationsMatchLlamaCppByName) {
   }
   // Every llama.cpp name except the "(reshaped)" duplicates has a counterpart.
   int expected = 0;
-  for (const auto& item : acts.items()) expected += item.key().find("reshaped") == std::string::npos;
+  for (const auto& item : acts.items())
+    expected += item.key().find("reshaped") == std::string::npos;
   EXPECT_EQ(compared, expected);
 }
 
@@ -109,14 +112,13 @@ TEST_P(CloverTinyCausalTest, MatchesLlamaCpp) {
   const std::vector<int32_t> prompt = g["prompt"].get<std::vector<int32_t>>();
   const int64_t split = g["split"].get<int64_t>();
   EXPECT_LE(MaxAbsDiff(e.Prompt(prompt), ToLogits(g["logits_batch"])), kGoldenTolerance);
-  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])),
-            kGoldenTolerance);
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])), kGoldenTolerance);
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, CloverTinyCausalTest,
                          ::testing::Values("base-qwen35moe.gguf", "model-f32.gguf", "hf"),
                          [](const auto& info) {
-                           return info.param == "hf" ? std::string("Hf")
+                           return info.param == "hf"               ? std::string("Hf")
                                   : info.param == "model-f32.gguf" ? std::string("CloverGguf")
                                                                    : std::string("BaseGguf");
                          });

@@ -6,15 +6,13 @@
 namespace clover::kernels::avx2 {
 
 // MatMulFn (kernel_table.h) per weight type; f32 accumulation with FMA.
-void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride);
+void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride);
 void MatMulBF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
                 int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
                 int64_t y_stride);
-void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride);
+void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride);
 float Dot(const float* a, const float* b, int64_t n);
 void Axpy(float alpha, const float* x, float* y, int64_t n);
 void Scale(float alpha, float* y, int64_t n);

@@ -3,7 +3,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-
 #include <cstring>
 
 #include "core/dtype.h"
@@ -14,7 +13,9 @@ namespace {
 
 struct LoadF32 {
   static constexpr int kBytes = 4;
-  static __m256 Full(const uint8_t* p) { return _mm256_loadu_ps(reinterpret_cast<const float*>(p)); }
+  static __m256 Full(const uint8_t* p) {
+    return _mm256_loadu_ps(reinterpret_cast<const float*>(p));
+  }
   static float One(const uint8_t* p) {
     float v;
     std::memcpy(&v, p, 4);
@@ -83,9 +84,14 @@ template <typename Load, int O>
 inline void RowTile(const float* x, int64_t n_rows, int64_t x_stride, const uint8_t* w,
                     int64_t w_row_bytes, int64_t in, float* y, int64_t y_stride) {
   switch (n_rows) {
-    case 2: Tile<Load, 2, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
-    case 1: Tile<Load, 1, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
-    default: break;
+    case 2:
+      Tile<Load, 2, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
+      break;
+    case 1:
+      Tile<Load, 1, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
+      break;
+    default:
+      break;
   }
 }
 
@@ -115,9 +121,8 @@ void MatMul(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int
 
 }  // namespace
 
-void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride) {
+void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   MatMul<LoadF32>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 
@@ -127,9 +132,8 @@ void MatMulBF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
   MatMul<LoadBF16>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 
-void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride) {
+void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   MatMul<LoadF16>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 

@@ -77,11 +77,20 @@ template <typename Load, int O>
 inline void RowTile(const float* x, int64_t n_rows, int64_t x_stride, const uint8_t* w,
                     int64_t w_row_bytes, int64_t in, float* y, int64_t y_stride) {
   switch (n_rows) {
-    case 4: Tile<Load, 4, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
-    case 3: Tile<Load, 3, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
-    case 2: Tile<Load, 2, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
-    case 1: Tile<Load, 1, O>(x, x_stride, w, w_row_bytes, in, y, y_stride); break;
-    default: break;
+    case 4:
+      Tile<Load, 4, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
+      break;
+    case 3:
+      Tile<Load, 3, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
+      break;
+    case 2:
+      Tile<Load, 2, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
+      break;
+    case 1:
+      Tile<Load, 1, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
+      break;
+    default:
+      break;
   }
 }
 
@@ -111,9 +120,8 @@ void MatMul(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int
 
 }  // namespace
 
-void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride) {
+void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   MatMul<LoadF32>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 
@@ -123,9 +131,8 @@ void MatMulBF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
   MatMul<LoadBF16>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 
-void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride) {
+void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   MatMul<LoadF16>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 

@@ -26,9 +26,8 @@ void MatMulImpl(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
 
 }  // namespace
 
-void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride) {
+void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   MatMulImpl(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride,
              [](const uint8_t* row, int64_t i) {
                float v;
@@ -48,9 +47,8 @@ void MatMulBF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
              });
 }
 
-void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-               int64_t y_stride) {
+void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
+               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   MatMulImpl(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride,
              [](const uint8_t* row, int64_t i) {
                uint16_t h;

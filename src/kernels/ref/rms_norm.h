@@ -9,7 +9,6 @@ namespace clover::kernels::ref {
 // norms arrive with the +1 already applied (model/weights.h). `out` may alias `x`.
 void RmsNorm(const float* x, const float* w, int64_t n, float eps, float* out);
 // Does out[i] = RmsNorm(o)[i] * w[i] * SiLU(z[i]) (norm first, gate second). `out` may alias `o`.
-void GatedRmsNorm(const float* o, const float* z, const float* w, int64_t n, float eps,
-                  float* out);
+void GatedRmsNorm(const float* o, const float* z, const float* w, int64_t n, float eps, float* out);
 
 }  // namespace clover::kernels::ref
