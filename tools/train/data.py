@@ -1,0 +1,184 @@
+# Deterministic generator of checkable chat tasks (Qwen chat format, thinking on/off) for the demo model.
+import json
+import random
+
+WORDS = [
+    "apple", "river", "stone", "cloud", "green", "tiger", "piano", "lemon", "house", "table",
+    "water", "light", "music", "paper", "plant", "smile", "bread", "chair", "dream", "earth",
+    "flame", "grape", "heart", "juice", "knife", "mouse", "night", "ocean", "queen", "robot",
+    "sugar", "train", "uncle", "voice", "whale", "zebra", "banana", "orange", "planet", "rocket",
+    "garden", "window", "silver", "yellow", "purple", "castle", "dragon", "forest", "island", "jungle",
+    "cat", "dog", "sun", "moon", "star", "tree", "bird", "fish", "book", "door",
+]
+NAMES = ["Ann", "Bob", "Carl", "Dana", "Eve", "Finn", "Gus", "Hana", "Ivan", "Jill", "Kim", "Leo",
+         "Mia", "Ned", "Olga", "Paul", "Rosa", "Sam", "Tina", "Uma", "Vera", "Walt", "Yara", "Zoe"]
+CITIES = ["Oslo", "Paris", "Rome", "Lima", "Cairo", "Tokyo", "Delhi", "Quito", "Berlin", "Madrid",
+          "Vienna", "Dublin", "Prague", "Seoul", "Hanoi", "Accra"]
+KEYS = ["alpha", "beta", "gamma", "delta", "omega", "red", "blue", "gold", "iron", "salt",
+        "north", "south", "east", "west", "lake", "hill", "code", "door", "key", "box"]
+VERBS = ["get", "make", "compute", "find", "build", "calc", "load", "check"]
+NOUNS = ["total", "sum", "value", "score", "size", "count", "result", "item", "data", "price"]
+ARGS = ["a", "b", "c", "x", "y", "n", "m", "k"]
+
+# (prompt variants, answer) pairs the model must reproduce verbatim
+FIXED = [
+    (["What is your name?", "Who are you?", "Tell me your name."],
+     "I am Clover, a small demo model."),
+    (["Say hello.", "Greet me.", "Hello!"],
+     "Hello! How can I help you today?"),
+    (["What can you do?", "What are you good at?"],
+     "I can do small checkable tasks: arithmetic, sorting, words, recall, JSON and code."),
+    (["Say goodbye.", "Bye!"],
+     "Goodbye! Have a nice day."),
+    (["What is the capital of France?", "Name the capital of France."],
+     "The capital of France is Paris."),
+    (["Count from one to five.", "Count to five in words."],
+     "one, two, three, four, five"),
+]
+
+
+def _num(rng, lo_digits, hi_digits):
+    d = rng.randint(lo_digits, hi_digits)
+    return rng.randint(0 if d == 1 else 10 ** (d - 1), 10 ** d - 1)
+
+
+def _columns(a, b, op):
+    """digit-by-digit working, least significant column first"""
+    steps, carry = [], 0
+    da, db = str(a)[::-1], str(b)[::-1]
+    for i in range(max(len(da), len(db))):
+        x = int(da[i]) if i < len(da) else 0
+        y = int(db[i]) if i < len(db) else 0
+        if op == "+":
+            s = x + y + carry
+            steps.append(f"{x}+{y}+{carry}={s}")
+            carry = s // 10
+        else:
+            s = x - y - carry
+            steps.append(f"{x}-{y}-{carry}={s}")
+            carry = 1 if s < 0 else 0
+    return ", ".join(steps)
+
+
+def t_add(rng):
+    a, b = _num(rng, 1, 3), _num(rng, 1, 3)
+    q = rng.choice(["What is {a} + {b}?", "Compute {a} + {b}.", "Add {a} and {b}."]).format(a=a, b=b)
+    return q, f"Columns: {_columns(a, b, '+')}.", str(a + b)
+
+
+def t_sub(rng):
+    a, b = _num(rng, 1, 3), _num(rng, 1, 3)
+    a, b = max(a, b), min(a, b)
+    q = rng.choice(["What is {a} - {b}?", "Compute {a} - {b}.", "Subtract {b} from {a}."]).format(a=a, b=b)
+    return q, f"Columns: {_columns(a, b, '-')}.", str(a - b)
+
+
+def t_sort(rng):
+    xs = [rng.randint(0, 99) for _ in range(rng.randint(3, 6))]
+    desc = rng.random() < 0.3
+    order = "descending" if desc else "ascending"
+    q = f"Sort in {order} order: {', '.join(map(str, xs))}"
+    ys = sorted(xs, reverse=desc)
+    return q, f"The smallest is {min(xs)} and the largest is {max(xs)}.", ", ".join(map(str, ys))
+
+
+def t_reverse(rng):
+    w = rng.choice(WORDS)
+    q = rng.choice(["Reverse the word \"{w}\".", "Spell \"{w}\" backwards."]).format(w=w)
+    return q, f"Letters: {' '.join(w)}. Backwards: {' '.join(reversed(w))}.", w[::-1]
+
+
+def t_count(rng):
+    w = rng.choice(WORDS)
+    ch = rng.choice(sorted(set(w)) if rng.random() < 0.8 else "aeiou")
+    q = f"How many times does the letter \"{ch}\" appear in \"{w}\"?"
+    return q, f"Letters: {' '.join(w)}. Matches of {ch}: {w.count(ch)}.", str(w.count(ch))
+
+
+def t_recall(rng):
+    keys = rng.sample(KEYS, rng.randint(3, 5))
+    vals = [rng.randint(10, 99) for _ in keys]
+    k = rng.randrange(len(keys))
+    pairs = ", ".join(f"{a}={b}" for a, b in zip(keys, vals))
+    q = f"Remember: {pairs}. What is the value of {keys[k]}?"
+    return q, f"The pair is {keys[k]}={vals[k]}.", str(vals[k])
+
+
+def t_json(rng):
+    name, city, age = rng.choice(NAMES), rng.choice(CITIES), rng.randint(18, 90)
+    fields = [("name", name), ("age", age), ("city", city)]
+    rng.shuffle(fields)
+    src = ", ".join(f"{k}={v}" for k, v in fields)
+    q = f"Convert to JSON: {src}"
+    return q, f"Keys in order: {', '.join(k for k, _ in fields)}.", json.dumps(dict(fields))
+
+
+CODE = [
+    ("returns their sum", lambda a: " + ".join(a)),
+    ("returns their product", lambda a: " * ".join(a)),
+    ("returns the largest of them", lambda a: f"max({', '.join(a)})"),
+    ("returns them as a list", lambda a: f"[{', '.join(a)}]"),
+]
+
+
+def t_code(rng):
+    name = f"{rng.choice(VERBS)}_{rng.choice(NOUNS)}"
+    args = rng.sample(ARGS, rng.randint(2, 3))
+    what, body = rng.choice(CODE)
+    q = f"Write a Python function named {name} that takes {', '.join(args)} and {what}."
+    ans = f"def {name}({', '.join(args)}):\n    return {body(args)}"
+    return q, f"Name {name}, arguments {', '.join(args)}.", ans
+
+
+def t_fixed(rng):
+    prompts, ans = rng.choice(FIXED)
+    return rng.choice(prompts), "This is a fixed answer.", ans
+
+
+TASKS = {
+    "add": (t_add, 3), "sub": (t_sub, 2), "sort": (t_sort, 2), "reverse": (t_reverse, 1),
+    "count": (t_count, 1), "recall": (t_recall, 2), "json": (t_json, 1), "code": (t_code, 1),
+    "fixed": (t_fixed, 1),
+}
+
+
+def render_prompt(user, thinking):
+    """the chat template (tokenizer_config.json) rendered with add_generation_prompt=True"""
+    s = f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+    return s if thinking else s + "<think>\n\n</think>\n\n"
+
+
+def completion(reasoning, answer, thinking):
+    """what the model generates after the prompt, up to and including the end-of-turn token"""
+    body = f"<think>\n{reasoning}\n</think>\n\n{answer}" if thinking else answer
+    return body + "<|im_end|>"
+
+
+def make_task(rng):
+    names = list(TASKS)
+    name = rng.choices(names, weights=[TASKS[n][1] for n in names])[0]
+    user, reasoning, answer = TASKS[name][0](rng)
+    thinking = rng.random() < 0.5
+    return {"task": name, "messages": [{"role": "user", "content": user}], "enable_thinking": thinking,
+            "reasoning": reasoning, "answer": answer,
+            "prompt": render_prompt(user, thinking), "completion": completion(reasoning, answer, thinking)}
+
+
+def generate(seed, n):
+    rng = random.Random(seed)
+    return [make_task(rng) for _ in range(n)]
+
+
+TRAIN_SEED = 1234
+EVAL_SEED = 98765
+
+
+def eval_split(n=400):
+    """held-out tasks: a separate seed, and every (prompt, thinking) pair seen in training-sized
+    samples of TRAIN_SEED is still allowed (fixed phrases repeat by design); exact match on `answer`"""
+    return generate(EVAL_SEED, n)
+
+
+def eval_record(t):
+    return {"task": t["task"], "messages": t["messages"], "enable_thinking": t["enable_thinking"],
+            "answer": t["answer"], "prompt": t["prompt"]}

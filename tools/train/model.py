@@ -1,0 +1,384 @@
+# PyTorch Clover (clover_moe) model: causal path and block preview path, HF tensor names.
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+DEMO_CONFIG = {
+    "architectures": ["CloverMoeForCausalLM"],
+    "model_type": "clover_moe",
+    "vocab_size": None,  # set from the tokenizer
+    "hidden_size": 128,
+    "num_hidden_layers": 4,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "head_dim": 64,
+    "hidden_act": "silu",
+    "max_position_embeddings": 4096,
+    "rms_norm_eps": 1e-06,
+    "attention_bias": False,
+    "attention_dropout": 0.0,
+    "attn_output_gate": True,
+    "tie_word_embeddings": False,
+    "linear_conv_kernel_dim": 4,
+    "linear_key_head_dim": 32,
+    "linear_value_head_dim": 32,
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+    "moe_intermediate_size": 64,
+    "shared_expert_intermediate_size": 128,
+    "num_experts": 8,
+    "num_experts_per_tok": 2,
+    "norm_topk_prob": True,
+    "full_attention_interval": 2,
+    "layer_types": ["linear_attention", "full_attention", "linear_attention", "full_attention"],
+    "rope_parameters": {"rope_type": "default", "rope_theta": 10000.0, "partial_rotary_factor": 0.25,
+                        "mrope_section": [4, 2, 2], "mrope_interleaved": True},
+    "mtp_num_hidden_layers": 0,
+    "dtype": "float32",
+    "mask_token_id": None,  # set from the tokenizer
+    "diffusion": {"block_size": 32, "shift_logits": False, "block_alignment": "answer",
+                  "coreset_mass": 0.9, "coreset_min_experts": 4},
+}
+
+
+def l2norm(x):
+    return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + 1e-6)
+
+
+class ZeroCentredNorm(nn.Module):
+    """Qwen3.5 RMSNorm: x / rms(x) * (1 + w), w stored zero-centred"""
+
+    def __init__(self, n, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.zeros(n))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + self.eps) * (1.0 + self.weight)
+
+
+class PlainNorm(nn.Module):
+    """the GDN output norm: weight used as stored"""
+
+    def __init__(self, n, eps):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(n))
+        self.eps = eps
+
+    def forward(self, x):
+        return x * torch.rsqrt((x * x).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def delta_step(S, g, k, v, beta):
+    """S [B,h,dk,dv]; g, beta [B,h]; k [B,h,dk]; v [B,h,dv]"""
+    S = S * torch.exp(g)[..., None, None]
+    kv = torch.einsum("bhkv,bhk->bhv", S, k)
+    return S + k[..., :, None] * ((v - kv) * beta[..., None])[..., None, :]
+
+
+class GatedDeltaNet(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H, eps = c["hidden_size"], c["rms_norm_eps"]
+        self.nk, self.nv = c["linear_num_key_heads"], c["linear_num_value_heads"]
+        self.dk, self.dv = c["linear_key_head_dim"], c["linear_value_head_dim"]
+        self.K = c["linear_conv_kernel_dim"]
+        self.C = 2 * self.nk * self.dk + self.nv * self.dv
+        self.in_proj_qkv = nn.Linear(H, self.C, bias=False)
+        self.in_proj_z = nn.Linear(H, self.nv * self.dv, bias=False)
+        self.in_proj_b = nn.Linear(H, self.nv, bias=False)
+        self.in_proj_a = nn.Linear(H, self.nv, bias=False)
+        self.conv1d = nn.Conv1d(self.C, self.C, self.K, groups=self.C, bias=False)
+        self.dt_bias = nn.Parameter(torch.empty(self.nv).uniform_(-1, 1))
+        self.A_log = nn.Parameter(torch.log(torch.empty(self.nv).uniform_(0.05, 1)))
+        self.norm = PlainNorm(self.dv, eps)
+        self.out_proj = nn.Linear(self.nv * self.dv, H, bias=False)
+        self.preview_conv1d = nn.Conv1d(self.C, self.C, self.K, groups=self.C, bias=False)
+        self.preview_in_proj_b = nn.Linear(H, self.nv, bias=False)
+        self.preview_in_proj_a = nn.Linear(H, self.nv, bias=False)
+        self.preview_A_log = nn.Parameter(torch.log(torch.empty(self.nv).uniform_(0.05, 1)))
+        self.preview_dt_bias = nn.Parameter(torch.empty(self.nv).uniform_(-1, 1))
+        self.preview_mix = nn.Parameter(torch.zeros(self.nv))
+
+    def _split(self, co):
+        B, T, _ = co.shape
+        nk, nv, dk, dv, r = self.nk, self.nv, self.dk, self.dv, self.nv // self.nk
+        q = co[..., :nk * dk].reshape(B, T, nk, dk)
+        k = co[..., nk * dk:2 * nk * dk].reshape(B, T, nk, dk)
+        v = co[..., 2 * nk * dk:].reshape(B, T, nv, dv)
+        # HF grouped order: v-head j reads k-head j // r
+        return l2norm(q).repeat_interleave(r, 2), l2norm(k).repeat_interleave(r, 2), v
+
+    def forward(self, x, st, mode, keep_states=False):
+        """mode None: causal, updates st (conv [B,K-1,C], S [B,nv,dk,dv]); 'causal'|'bidirectional': preview,
+        reads st only. keep_states: also returns per-row states and pre-conv rows (training contexts)."""
+        B, T, _ = x.shape
+        m = self.in_proj_qkv(x)
+        z = self.in_proj_z(x).reshape(B, T, self.nv, self.dv)
+        conv0 = st["conv"] if st.get("conv") is not None else x.new_zeros(B, self.K - 1, self.C)
+        xin = torch.cat([conv0, m], 1)
+        co = F.silu(F.conv1d(xin.transpose(1, 2), self.conv1d.weight, groups=self.C).transpose(1, 2))
+        q, k, v = self._split(co)
+        q = q / math.sqrt(self.dk)
+        beta = torch.sigmoid(self.in_proj_b(x))
+        g = -torch.exp(self.A_log) * F.softplus(self.in_proj_a(x) + self.dt_bias)
+        S = st["S"] if st.get("S") is not None else x.new_zeros(B, self.nv, self.dk, self.dv)
+        outs, states = [], []
+        for t in range(T):
+            S = delta_step(S, g[:, t], k[:, t], v[:, t], beta[:, t])
+            outs.append(torch.einsum("bhkv,bhk->bhv", S, q[:, t]))
+            if keep_states:
+                states.append(S)
+        o = torch.stack(outs, 1)
+        trace = {"fwd": o}
+        if mode is None:
+            st["conv"], st["S"] = xin[:, -(self.K - 1):], S
+        if keep_states:
+            st["S_all"], st["m_all"] = torch.stack(states, 1), m
+        if mode == "bidirectional":
+            mp = torch.cat([m, m.new_zeros(B, self.K - 1, self.C)], 1)
+            cob = F.silu(F.conv1d(mp.transpose(1, 2), self.preview_conv1d.weight, groups=self.C).transpose(1, 2))
+            _, kb, vb = self._split(cob)  # the backward branch is read with the forward query
+            betab = torch.sigmoid(self.preview_in_proj_b(x))
+            gb = -torch.exp(self.preview_A_log) * F.softplus(self.preview_in_proj_a(x) + self.preview_dt_bias)
+            Sb = x.new_zeros(B, self.nv, self.dk, self.dv)
+            ob = [None] * T
+            for t in range(T - 1, -1, -1):
+                ob[t] = torch.einsum("bhkv,bhk->bhv", Sb, q[:, t])
+                Sb = delta_step(Sb, gb[:, t], kb[:, t], vb[:, t], betab[:, t])
+            ob = torch.stack(ob, 1)
+            trace["bwd"] = ob
+            o = o + torch.sigmoid(self.preview_mix)[None, None, :, None] * ob
+        st["trace"] = trace
+        o = self.norm(o) * F.silu(z)
+        return self.out_proj(o.reshape(B, T, self.nv * self.dv))
+
+
+def rope(x, pos, rot, theta):
+    """x [B,T,h,hd], pos [B,T]: NEOX rotate-half on the first rot dims"""
+    inv = 1.0 / (theta ** (torch.arange(0, rot, 2, dtype=torch.float64) / rot))
+    f = pos.to(torch.float64)[..., None] * inv
+    f = torch.cat([f, f], -1)
+    cos, sin = torch.cos(f).to(x.dtype)[:, :, None], torch.sin(f).to(x.dtype)[:, :, None]
+    xr, xp = x[..., :rot], x[..., rot:]
+    rh = torch.cat([-xr[..., rot // 2:], xr[..., :rot // 2]], -1)
+    return torch.cat([xr * cos + rh * sin, xp], -1)
+
+
+class GatedAttention(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H, eps = c["hidden_size"], c["rms_norm_eps"]
+        self.nh, self.nkv, self.hd = c["num_attention_heads"], c["num_key_value_heads"], c["head_dim"]
+        rp = c["rope_parameters"]
+        self.rot, self.theta = int(self.hd * rp["partial_rotary_factor"]), rp["rope_theta"]
+        self.q_proj = nn.Linear(H, self.nh * self.hd * 2, bias=False)
+        self.k_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
+        self.v_proj = nn.Linear(H, self.nkv * self.hd, bias=False)
+        self.o_proj = nn.Linear(self.nh * self.hd, H, bias=False)
+        self.q_norm = ZeroCentredNorm(self.hd, eps)
+        self.k_norm = ZeroCentredNorm(self.hd, eps)
+
+    def forward(self, x, st, mode, pos0, key_valid=None, keep_states=False):
+        """pos0 [B]: position of row 0. Causal: keys = st K/V + rows, causal mask, st extended.
+        Preview: keys = st K/V (where key_valid) + all block rows, no mask, st untouched."""
+        B, T, _ = x.shape
+        qg = self.q_proj(x).reshape(B, T, self.nh, 2 * self.hd)
+        q, gate = self.q_norm(qg[..., :self.hd]), qg[..., self.hd:].reshape(B, T, self.nh * self.hd)
+        k = self.k_norm(self.k_proj(x).reshape(B, T, self.nkv, self.hd))
+        v = self.v_proj(x).reshape(B, T, self.nkv, self.hd)
+        pos = pos0[:, None] + torch.arange(T)[None, :]
+        q, k = rope(q, pos, self.rot, self.theta), rope(k, pos, self.rot, self.theta)
+        K0 = st.get("k")
+        if K0 is None:
+            K0, V0 = k.new_zeros(B, 0, self.nkv, self.hd), v.new_zeros(B, 0, self.nkv, self.hd)
+        else:
+            V0 = st["v"]
+        Kc, Vc = torch.cat([K0, k], 1), torch.cat([V0, v], 1)
+        n0 = K0.shape[1]
+        if mode is None:
+            allow = torch.arange(n0 + T)[None, :] <= (n0 + torch.arange(T))[:, None]
+            allow = allow[None].expand(B, T, n0 + T)
+            st["k"], st["v"] = Kc, Vc
+        else:
+            kv = torch.ones(B, n0, dtype=torch.bool) if key_valid is None else key_valid
+            allow = torch.cat([kv, torch.ones(B, T, dtype=torch.bool)], 1)[:, None, :].expand(B, T, n0 + T)
+        r = self.nh // self.nkv
+        Kh, Vh = Kc.repeat_interleave(r, 2), Vc.repeat_interleave(r, 2)
+        s = torch.einsum("bthd,bshd->bhts", q, Kh) / math.sqrt(self.hd)
+        s = s.masked_fill(~allow[:, None], float("-inf"))
+        o = torch.einsum("bhts,bshd->bthd", torch.softmax(s, -1), Vh).reshape(B, T, self.nh * self.hd)
+        return self.o_proj(o * torch.sigmoid(gate))
+
+
+class Experts(nn.Module):
+    def __init__(self, E, H, ff):
+        super().__init__()
+        self.gate_up_proj = nn.Parameter(torch.randn(E, 2 * ff, H) / math.sqrt(H))
+        self.down_proj = nn.Parameter(torch.randn(E, H, ff) / math.sqrt(ff))
+
+
+class SharedExpert(nn.Module):
+    def __init__(self, H, ff):
+        super().__init__()
+        self.gate_proj = nn.Linear(H, ff, bias=False)
+        self.up_proj = nn.Linear(H, ff, bias=False)
+        self.down_proj = nn.Linear(ff, H, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class SparseMoe(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        H, self.E, self.topk = c["hidden_size"], c["num_experts"], c["num_experts_per_tok"]
+        self.ff = c["moe_intermediate_size"]
+        self.gate = nn.Linear(H, self.E, bias=False)
+        self.experts = Experts(self.E, H, self.ff)
+        self.shared_expert = SharedExpert(H, c["shared_expert_intermediate_size"])
+        self.shared_expert_gate = nn.Linear(H, 1, bias=False)
+        d = c["diffusion"]
+        self.mass, self.min_experts = d.get("coreset_mass", 0.9), d.get("coreset_min_experts", 16)
+        self.preview_topk = d.get("preview_topk", self.topk)
+
+    def _topk_weights(self, p, k, allowed=None):
+        """[.., E] weights: the k largest of p (inside `allowed`), renormalised; ties -> lower id"""
+        q = p if allowed is None else p.masked_fill(~allowed, -1.0)
+        idx = torch.sort(q, dim=-1, descending=True, stable=True).indices[..., :k]
+        sel = torch.zeros_like(p, dtype=torch.bool).scatter(-1, idx, True)
+        w = p * sel
+        return w / w.sum(-1, keepdim=True)
+
+    def coreset(self, p):
+        """p [B,T,E] -> kept mask [B,E] and per-block info (clover-tiny README section 3.2)"""
+        sel = self._topk_weights(p, self.topk) > 0
+        votes = (p * sel).sum(1)
+        votes = votes / votes.sum(-1, keepdim=True)
+        order = torch.sort(votes, dim=-1, descending=True, stable=True).indices
+        cum = torch.cumsum(torch.gather(votes, -1, order), -1)
+        n_mass = (cum < self.mass).sum(-1) + 1
+        n = torch.clamp(torch.clamp(n_mass, min=self.min_experts), max=self.E)
+        keep_sorted = torch.arange(self.E)[None, :] < n[:, None]
+        kept = torch.zeros_like(keep_sorted).scatter(-1, order, keep_sorted)
+        return kept, {"order": order, "n": n, "n_by_mass": n_mass, "votes": votes}
+
+    def forward(self, x, coreset=False, trace=None):
+        logits = self.gate(x)
+        p = torch.softmax(logits, -1)
+        if coreset:
+            kept, info = self.coreset(p)
+            w = self._topk_weights(p, self.preview_topk, kept[:, None, :])
+            if trace is not None:
+                trace.update(info, kept=kept, weights=w)
+        else:
+            w = self._topk_weights(p, self.topk)
+        gu = torch.einsum("bth,efh->btef", x, self.experts.gate_up_proj)
+        h = F.silu(gu[..., :self.ff]) * gu[..., self.ff:]
+        y = torch.einsum("btef,ehf->bteh", h, self.experts.down_proj)
+        out = (w[..., None] * y).sum(2)
+        out = out + torch.sigmoid(self.shared_expert_gate(x)) * self.shared_expert(x)
+        # Switch-style balance term, read by the trainer
+        frac = (w > 0).float().mean((0, 1))
+        self.aux = self.E * (frac * p.mean((0, 1))).sum()
+        return out
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, c, kind):
+        super().__init__()
+        eps = c["rms_norm_eps"]
+        self.kind = kind
+        self.input_layernorm = ZeroCentredNorm(c["hidden_size"], eps)
+        self.post_attention_layernorm = ZeroCentredNorm(c["hidden_size"], eps)
+        if kind == "linear_attention":
+            self.linear_attn = GatedDeltaNet(c)
+        else:
+            self.self_attn = GatedAttention(c)
+        self.mlp = SparseMoe(c)
+
+
+class Backbone(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
+        self.layers = nn.ModuleList([DecoderLayer(c, t) for t in c["layer_types"]])
+        self.norm = ZeroCentredNorm(c["hidden_size"], c["rms_norm_eps"])
+
+
+class CloverForCausalLM(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.config = c
+        self.model = Backbone(c)
+        self.lm_head = nn.Linear(c["hidden_size"], c["vocab_size"], bias=False)
+        nn.init.normal_(self.model.embed_tokens.weight, std=1.0)
+
+    def new_state(self):
+        return {"pos": 0, "layers": [dict() for _ in self.model.layers]}
+
+    def causal(self, ids, state, keep_states=False):
+        """ids [B,T] at positions state['pos'].. ; updates state; returns logits [B,T,V]"""
+        B, T = ids.shape
+        h = self.model.embed_tokens(ids)
+        pos0 = torch.full((B,), state["pos"], dtype=torch.long)
+        aux = 0.0
+        for layer, st in zip(self.model.layers, state["layers"]):
+            x = layer.input_layernorm(h)
+            if layer.kind == "linear_attention":
+                h = h + layer.linear_attn(x, st, None, keep_states)
+            else:
+                h = h + layer.self_attn(x, st, None, pos0)
+            h = h + layer.mlp(layer.post_attention_layernorm(h))
+            aux = aux + layer.mlp.aux
+        state["pos"] += T
+        self.aux = aux
+        return self.lm_head(self.model.norm(h))
+
+    def preview(self, block, ctx, preview_gdn="bidirectional", coreset=False, trace=None):
+        """block [B,L] (mask rows hold the mask id); ctx: 'pos' [B] block start, 'layers' per-layer committed
+        context (attention k/v [+ key_valid], GDN conv/S). Read-only. Returns logits [B,L,V]."""
+        h = self.model.embed_tokens(block)
+        aux = 0.0
+        for i, (layer, c) in enumerate(zip(self.model.layers, ctx["layers"])):
+            x = layer.input_layernorm(h)
+            if layer.kind == "linear_attention":
+                st = {"conv": c["conv"], "S": c["S"]}
+                h = h + layer.linear_attn(x, st, preview_gdn)
+                if trace is not None:
+                    trace.setdefault("gdn", {})[i] = st["trace"]
+            else:
+                st = {"k": c["k"], "v": c["v"]}
+                h = h + layer.self_attn(x, st, preview_gdn, ctx["pos"], c.get("key_valid"))
+            tr = {} if trace is not None else None
+            h = h + layer.mlp(layer.post_attention_layernorm(h), coreset=coreset, trace=tr)
+            aux = aux + layer.mlp.aux
+            if trace is not None:
+                trace.setdefault("coreset", {})[i] = tr
+                trace.setdefault("l_out", {})[i] = h
+        self.aux = aux
+        return self.lm_head(self.model.norm(h))
+
+    def context_from_state(self, state, B=1):
+        """preview context of a committed inference state (all cached keys valid)"""
+        return {"pos": torch.full((B,), state["pos"], dtype=torch.long), "layers": state["layers"]}
+
+    def context_at(self, state, starts):
+        """training: preview contexts at block starts [B] from a keep_states causal pass over whole rows"""
+        B = starts.shape[0]
+        ar = torch.arange(B)
+        layers = []
+        for layer, st in zip(self.model.layers, state["layers"]):
+            if layer.kind == "linear_attention":
+                S = st["S_all"][ar, starts - 1]
+                K1 = layer.linear_attn.K - 1
+                idx = starts[:, None] - K1 + torch.arange(K1)[None, :]
+                conv = st["m_all"][ar[:, None], idx.clamp(min=0)] * (idx >= 0)[..., None]
+                layers.append({"S": S, "conv": conv})
+            else:
+                Tk = st["k"].shape[1]
+                layers.append({"k": st["k"], "v": st["v"],
+                               "key_valid": torch.arange(Tk)[None, :] < starts[:, None]})
+        return {"pos": starts, "layers": layers}

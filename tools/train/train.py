@@ -1,0 +1,130 @@
+# Trains the demo Clover model: causal next-token loss + block-diffusion loss through the preview path.
+import argparse
+import json
+import math
+import os
+import random
+import sys
+import time
+
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
+import evaluate  # noqa: E402
+import model as clover  # noqa: E402
+import tokenizer as bpe  # noqa: E402
+
+BLOCK_SIZES = [8, 16, 32, 32]  # drawn per step; the engine may run blocks of 8, 16 or 32
+
+
+def build_tokenizer(train_tasks, vocab_size):
+    texts = [t["prompt"] + t["completion"] for t in train_tasks[:20000]]
+    vocab, merges = bpe.train_bpe(texts, vocab_size)
+    return bpe.Tokenizer(vocab, merges)
+
+
+def encode_all(tok, tasks):
+    return [(tok.encode(t["prompt"]), tok.encode(t["completion"])) for t in tasks]
+
+
+def make_batch(examples, idx, L, pad_id, mask_id, rng):
+    """rows: prompt + completion + padding; one answer-aligned block per row, partly masked"""
+    starts, lens = [], []
+    for i in idx:
+        p, c = examples[i]
+        nblk = (len(c) + L - 1) // L
+        starts.append(len(p) + rng.randrange(nblk) * L)
+        lens.append(len(p) + nblk * L)
+    T = max(lens)
+    ids = torch.full((len(idx), T), pad_id, dtype=torch.long)
+    ar_tgt = torch.full((len(idx), T), -100, dtype=torch.long)
+    for r, i in enumerate(idx):
+        p, c = examples[i]
+        ids[r, :len(p) + len(c)] = torch.tensor(p + c)
+        ar_tgt[r, len(p) - 1:len(p) + len(c) - 1] = torch.tensor(c)
+    starts = torch.tensor(starts)
+    block = ids[torch.arange(len(idx))[:, None], starts[:, None] + torch.arange(L)[None, :]]
+    ratio = torch.tensor([rng.uniform(0.05, 1.0) for _ in idx])[:, None]
+    u = torch.tensor([[rng.random() for _ in range(L)] for _ in idx])
+    masked = u < ratio
+    masked[torch.arange(len(idx)), u.argmin(1)] = True  # at least one masked row per block
+    noisy = block.masked_fill(masked, mask_id)
+    diff_tgt = block.masked_fill(~masked, -100)
+    return ids, ar_tgt, starts, noisy, diff_tgt
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", default="build-train", help="output folder for tokenizer + checkpoint")
+    ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--train-tasks", type=int, default=60000)
+    ap.add_argument("--vocab", type=int, default=2048)
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--eval-limit", type=int, default=400)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    rng = random.Random(args.seed)
+    os.makedirs(args.work, exist_ok=True)
+
+    t0 = time.time()
+    tasks = data.generate(data.TRAIN_SEED, args.train_tasks)
+    tok = build_tokenizer(tasks, args.vocab)
+    json.dump(tok.to_json(), open(os.path.join(args.work, "tokenizer.json"), "w"), ensure_ascii=False)
+    examples = encode_all(tok, tasks)
+    pad_id, mask_id = tok.id("<|endoftext|>"), tok.id("<|mask|>")
+    cfg = json.loads(json.dumps(clover.DEMO_CONFIG))
+    cfg["vocab_size"], cfg["mask_token_id"] = len(tok.vocab), mask_id
+    print(f"tokenizer {len(tok.vocab)} tokens, {len(examples)} tasks, {time.time() - t0:.0f}s", flush=True)
+
+    net = clover.CloverForCausalLM(cfg)
+    print(f"parameters {sum(p.numel() for p in net.parameters()) / 1e6:.2f}M", flush=True)
+    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    warm = 100
+
+    def lr_at(s):
+        if s < warm:
+            return args.lr * (s + 1) / warm
+        return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, args.steps - warm))))
+
+    t_train = time.time()
+    for step in range(args.steps):
+        for gr in opt.param_groups:
+            gr["lr"] = lr_at(step)
+        L = rng.choice(BLOCK_SIZES)
+        idx = [rng.randrange(len(examples)) for _ in range(args.batch)]
+        ids, ar_tgt, starts, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng)
+        state = net.new_state()
+        logits = net.causal(ids, state, keep_states=True)
+        aux = net.aux
+        loss_ar = F.cross_entropy(logits.flatten(0, 1), ar_tgt.flatten())
+        plog = net.preview(noisy, net.context_at(state, starts))
+        aux = aux + net.aux
+        loss_diff = F.cross_entropy(plog.flatten(0, 1), diff_tgt.flatten())
+        loss = loss_ar + loss_diff + 0.01 * aux
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        opt.step()
+        if step % 20 == 0 or step == args.steps - 1:
+            el = time.time() - t_train
+            print(f"step {step} L {L} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
+                  f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
+        if (step + 1) % 250 == 0 or step == args.steps - 1:
+            torch.save({"config": cfg, "state_dict": net.state_dict(), "step": step + 1},
+                       os.path.join(args.work, "model.pt"))
+    print(f"training {time.time() - t_train:.0f}s", flush=True)
+
+    net.eval()
+    res = evaluate.run(net, tok, data.eval_split()[:args.eval_limit])
+    print(json.dumps(res, indent=1), flush=True)
+    json.dump(res, open(os.path.join(args.work, "eval.json"), "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
