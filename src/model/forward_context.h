@@ -71,6 +71,12 @@ struct ForwardContext {
   GdnScan gdn_scan = GdnScan::kAuto;
   const DebugHook* hook = nullptr;  // null when no hook is set
 
+  // Calls `fn(begin, end)` over row ranges of [0, n) on the pool; rows are cheap, so tasks get at
+  // least 16 of them.
+  void ForRows(int64_t n, const std::function<void(int64_t, int64_t)>& fn) const {
+    kc.pool.ParallelFor(n, fn, 16);
+  }
+
   void Dump(std::string_view name, int layer, const float* data, int64_t rows, int64_t cols) const {
     if (hook != nullptr) (*hook)(name, layer, data, rows, cols);
   }

@@ -49,13 +49,15 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     kernels::ref::CausalConvSilu(mixed + g.begin * conv_dim, conv_dim, g.count, conv_dim,
                                  cfg.conv_kernel, w.conv.f32(), g.state->conv_state(layer),
                                  conv_out + g.begin * conv_dim, conv_dim);
-    for (int64_t r = g.begin; r < g.begin + g.count; ++r) {
-      float* row = conv_out + r * conv_dim;
-      for (int h = 0; h < cfg.hk; ++h) {
-        kernels::ref::L2Norm(row + h * cfg.dk, cfg.dk, cfg.rms_eps, q_scale);
-        kernels::ref::L2Norm(row + key_dim + h * cfg.dk, cfg.dk, cfg.rms_eps, 1.0f);
+    fc.ForRows(g.count, [&](int64_t t0, int64_t t1) {
+      for (int64_t r = g.begin + t0; r < g.begin + t1; ++r) {
+        float* row = conv_out + r * conv_dim;
+        for (int h = 0; h < cfg.hk; ++h) {
+          kernels::ref::L2Norm(row + h * cfg.dk, cfg.dk, cfg.rms_eps, q_scale);
+          kernels::ref::L2Norm(row + key_dim + h * cfg.dk, cfg.dk, cfg.rms_eps, 1.0f);
+        }
       }
-    }
+    });
     kernels::DeltaRuleArgs args;
     args.hk = cfg.hk;
     args.hv = hv;
@@ -83,13 +85,15 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
   }
   fc.Dump("gdn_core_out", layer, core, n, value_dim);
 
-  for (int64_t r = 0; r < n; ++r) {
-    for (int h = 0; h < hv; ++h) {
-      float* o = core + r * value_dim + h * cfg.dv;
-      kernels::ref::GatedRmsNorm(o, z + r * value_dim + h * cfg.dv, w.norm.f32(), cfg.dv,
-                                 cfg.rms_eps, o);
+  fc.ForRows(n, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      for (int h = 0; h < hv; ++h) {
+        float* o = core + r * value_dim + h * cfg.dv;
+        kernels::ref::GatedRmsNorm(o, z + r * value_dim + h * cfg.dv, w.norm.f32(), cfg.dv,
+                                   cfg.rms_eps, o);
+      }
     }
-  }
+  });
   kernels::MatMul(kc, core, n, value_dim, w.out, out, hidden);
   fc.Dump("linear_attn_out", layer, out, n, hidden);
 }

@@ -112,9 +112,11 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
   float* mix = scratch.Get(ForwardScratch::kMixer, n * hidden);
   for (int il = 0; il < cfg.n_layers; ++il) {
     const LayerWeights& lw = weights_.layers[il];
-    for (int64_t r = 0; r < n; ++r)
-      kernels::ref::RmsNorm(x + r * hidden, lw.attn_norm.f32(), hidden, cfg.rms_eps,
-                            xn + r * hidden);
+    fc.ForRows(n, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        kernels::ref::RmsNorm(x + r * hidden, lw.attn_norm.f32(), hidden, cfg.rms_eps,
+                              xn + r * hidden);
+    });
     fc.Dump("attn_norm", il, xn, n, hidden);
     if (lw.kind == LayerKind::kGatedDeltaNet) {
       GdnForward(fc, il, lw.gdn, xn, mix, scratch);
@@ -123,9 +125,11 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     }
     for (int64_t i = 0; i < n * hidden; ++i) x[i] += mix[i];
     fc.Dump("attn_residual", il, x, n, hidden);
-    for (int64_t r = 0; r < n; ++r)
-      kernels::ref::RmsNorm(x + r * hidden, lw.post_norm.f32(), hidden, cfg.rms_eps,
-                            xn + r * hidden);
+    fc.ForRows(n, [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r)
+        kernels::ref::RmsNorm(x + r * hidden, lw.post_norm.f32(), hidden, cfg.rms_eps,
+                              xn + r * hidden);
+    });
     fc.Dump("attn_post_norm", il, xn, n, hidden);
     MoeForward(fc, il, lw.moe, xn, mix, scratch);
     for (int64_t i = 0; i < n * hidden; ++i) x[i] += mix[i];
