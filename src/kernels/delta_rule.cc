@@ -20,14 +20,19 @@ void DeltaRuleRecurrent(const KernelContext& ctx, const DeltaRuleArgs& a) {
         const float* v = a.v + t * a.v_stride + h * a.dv;
         const float decay = std::exp(a.g[t * a.gate_stride + h]);
         const float beta = a.beta[t * a.gate_stride + h];
-        kt.scale(decay, S, a.dk * a.dv);
+        // Two passes over S instead of four: read S^T k on the undecayed state (scaled after),
+        // then decay, write and read out each row while it is in L1.
         std::fill(u.begin(), u.end(), 0.0f);
         for (int64_t i = 0; i < a.dk; ++i) kt.axpy(k[i], S + i * a.dv, u.data(), a.dv);
-        for (int64_t j = 0; j < a.dv; ++j) u[j] = beta * (v[j] - u[j]);  // u becomes delta
-        for (int64_t i = 0; i < a.dk; ++i) kt.axpy(k[i], u.data(), S + i * a.dv, a.dv);
+        for (int64_t j = 0; j < a.dv; ++j) u[j] = beta * (v[j] - decay * u[j]);  // u = delta
         float* o = a.out + t * a.out_stride + h * a.dv;
         std::fill(o, o + a.dv, 0.0f);
-        for (int64_t i = 0; i < a.dk; ++i) kt.axpy(q[i], S + i * a.dv, o, a.dv);
+        for (int64_t i = 0; i < a.dk; ++i) {
+          float* row = S + i * a.dv;
+          kt.scale(decay, row, a.dv);
+          kt.axpy(k[i], u.data(), row, a.dv);
+          kt.axpy(q[i], row, o, a.dv);
+        }
       }
     }
   });
