@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -136,6 +137,17 @@ Status ReadDiffusion(const Fields& f, DiffusionConfig* d) {
   return Status::Ok();
 }
 
+// Far above any real model; keeps a corrupt layer count from allocating per-layer tables.
+constexpr int kMaxLayers = 4096;
+
+Status CheckLayerCount(const ModelConfig& c, const std::string& source) {
+  if (c.n_layers <= 0 || c.n_layers > kMaxLayers) {
+    return InvalidArgument(source + ": number of layers " + std::to_string(c.n_layers) + " must be in [1, " +
+                           std::to_string(kMaxLayers) + "]");
+  }
+  return Status::Ok();
+}
+
 void DeriveLayerKinds(ModelConfig* c) {
   c->layer_kinds.clear();
   for (int i = 0; i < c->n_layers; ++i) {
@@ -194,6 +206,7 @@ Result<ModelConfig> LoadHfConfig(const std::string& path) {
   CLOVER_TRY(top.Bool("tie_word_embeddings", &c.tie_embeddings));
   CLOVER_TRY(t.Bool("tie_word_embeddings", &c.tie_embeddings));
 
+  CLOVER_TRY(CheckLayerCount(c, path));
   DeriveLayerKinds(&c);
   if (t.Has("layer_types")) {
     const json& lt = t.Raw("layer_types");
@@ -268,16 +281,23 @@ Result<ModelConfig> ConfigFromGguf(const io::GgufFile& g) {
                          c.source_arch + "\"");
   }
   const std::string p = c.source_arch + ".";
+  // Integer hparams are sizes and counts: non-negative and within the field's type.
+  auto store = [&](const std::string& key, int64_t v, auto* out) -> Status {
+    using T = std::remove_pointer_t<decltype(out)>;
+    if (v < 0 || v > static_cast<int64_t>(std::numeric_limits<T>::max())) {
+      return InvalidArgument(g.label() + ": metadata '" + key + "' = " + std::to_string(v) + " is out of range");
+    }
+    *out = static_cast<T>(v);
+    return Status::Ok();
+  };
   auto get_int = [&](const std::string& key, auto* out) -> Status {
     CLOVER_ASSIGN_OR_RETURN(int64_t v, g.GetInt(p + key));
-    *out = static_cast<std::remove_pointer_t<decltype(out)>>(v);
-    return Status::Ok();
+    return store(p + key, v, out);
   };
   auto opt_int = [&](const std::string& key, auto* out) -> Status {
     if (g.Find(key) == nullptr) return Status::Ok();
     CLOVER_ASSIGN_OR_RETURN(int64_t v, g.GetInt(key));
-    *out = static_cast<std::remove_pointer_t<decltype(out)>>(v);
-    return Status::Ok();
+    return store(key, v, out);
   };
   auto opt_id = [&](const std::string& key, std::optional<int64_t>* out) -> Status {
     if (g.Find(key) == nullptr) return Status::Ok();
@@ -350,6 +370,7 @@ Result<ModelConfig> ConfigFromGguf(const io::GgufFile& g) {
   }
   c.tie_embeddings = g.FindTensor("output.weight") == nullptr;
 
+  CLOVER_TRY(CheckLayerCount(c, g.label()));
   DeriveLayerKinds(&c);
   if (g.Find(p + "attention.recurrent_layers") != nullptr) {
     CLOVER_ASSIGN_OR_RETURN(std::vector<int64_t> rec, g.GetIntArray(p + "attention.recurrent_layers"));

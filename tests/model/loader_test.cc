@@ -326,5 +326,16 @@ TEST_F(ConfigFileTest, GgufMissingAndMistypedKeys) {
       << mistyped.status().ToString();
 }
 
+TEST_F(ConfigFileTest, GgufAbsurdCountsAreRejected) {
+  auto layers = GgufConfigWith([](auto& kv) { SetKv(kv, "clover_moe.block_count", io::GgufValue::U32(0x7fffffff)); },
+                               (dir_ / "m.gguf").string());
+  ASSERT_FALSE(layers.ok());
+  EXPECT_NE(layers.status().message().find("number of layers"), std::string::npos) << layers.status().ToString();
+  auto heads = GgufConfigWith([](auto& kv) { SetKv(kv, "clover_moe.attention.head_count", io::GgufValue::I64(-4)); },
+                              (dir_ / "m.gguf").string());
+  ASSERT_FALSE(heads.ok());
+  EXPECT_NE(heads.status().message().find("out of range"), std::string::npos) << heads.status().ToString();
+}
+
 }  // namespace
 }  // namespace clover::model
