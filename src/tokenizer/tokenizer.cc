@@ -83,7 +83,9 @@ void Tokenizer::EncodeText(std::string_view text, std::vector<int32_t>* ids) con
         !text.empty() && text[0] != ' ' && pieces.size() == 1) {
       // HF prepends the space to the string being pre-tokenized; with one piece left this is
       // the whole segment (the GPT-2 layout: ByteLevel alone, or first in the sequence).
-      prefixed = " " + std::string(pieces[0]);
+      prefixed.clear();
+      prefixed.push_back(' ');
+      prefixed.append(pieces[0].data(), pieces[0].size());
       pieces[0] = prefixed;
     }
     if (!step.regex) continue;

@@ -63,7 +63,7 @@ def tokenizer_config(tok):
 
 
 def rows(t):
-    return [[float(f"{v:.8g}") for v in r] for r in t.tolist()]
+    return [[float(f"{v:.7g}") for v in r] for r in t.tolist()]
 
 
 def suppressed_argmax(logits, mask_id):
@@ -84,8 +84,9 @@ def golden_case(net, tok, task, L, n_fixed_rows):
     fixed = [0, 3, 5][:n_fixed_rows]
     for r in fixed:
         block[r] = c[r] if r < len(c) else tok.id("<|endoftext|>")
+    # the last 4 prompt rows keep the file small; commit covers multi-row causal logits too
     out = {"prompt_text": task["prompt"], "prompt_ids": p, "block_start_pos": len(p),
-           "prefill_logits": rows(pre), "cases": {}}
+           "prefill_rows": list(range(len(p) - 4, len(p))), "prefill_logits": rows(pre[-4:]), "cases": {}}
     argmax_bidir = None
     for mode in ("bidirectional", "causal"):
         tr = {}

@@ -58,16 +58,17 @@ def make_batch(examples, idx, L, pad_id, mask_id, rng):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build-train", help="output folder for tokenizer + checkpoint")
-    ap.add_argument("--steps", type=int, default=1500)
-    ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--train-tasks", type=int, default=60000)
+    ap.add_argument("--steps", type=int, default=400)
+    ap.add_argument("--batch", type=int, default=24)
+    ap.add_argument("--lr", type=float, default=4e-3)
+    ap.add_argument("--train-tasks", type=int, default=20000)
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=2)
-    ap.add_argument("--eval-limit", type=int, default=400)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--eval-limit", type=int, default=300)
     args = ap.parse_args()
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads)  # more threads only spin when other jobs share the cores
+    torch.set_flush_denormal(True)
     torch.manual_seed(args.seed)
     rng = random.Random(args.seed)
     os.makedirs(args.work, exist_ok=True)
@@ -85,7 +86,7 @@ def main():
     net = clover.CloverForCausalLM(cfg)
     print(f"parameters {sum(p.numel() for p in net.parameters()) / 1e6:.2f}M", flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
-    warm = 100
+    warm = min(100, args.steps // 10)
 
     def lr_at(s):
         if s < warm:
@@ -111,7 +112,7 @@ def main():
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
-        if step % 20 == 0 or step == args.steps - 1:
+        if step % 10 == 0 or step == args.steps - 1:
             el = time.time() - t_train
             print(f"step {step} L {L} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
                   f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)

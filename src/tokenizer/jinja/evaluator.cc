@@ -25,7 +25,10 @@ Status TypeError(const std::string& m) { return InvalidArgument("TypeError: " + 
 Status UndefinedError(const std::string& m) { return InvalidArgument("UndefinedError: " + m); }
 
 std::string ObjectRepr(const Value& v) {
-  return v.is_none() ? "'None'" : "'" + std::string(v.TypeName()) + " object'";
+  if (v.is_none()) return "'None'";
+  std::string out = "'";
+  out.append(v.TypeName()).append(" object'");
+  return out;
 }
 
 bool ContainsNamespace(const Value& v) {
@@ -536,7 +539,11 @@ class Evaluator {
 
   Result<Value> CallValue(const Value& f, const ValueList& args, const Kwargs& kwargs) {
     if (f.is_undefined()) return UndefinedError(f.hint());
-    if (f.kind() != ValueKind::kFunction) return TypeError("'" + std::string(f.TypeName()) + "' object is not callable");
+    if (f.kind() != ValueKind::kFunction) {
+      std::string message = "'";
+      message.append(f.TypeName()).append("' object is not callable");
+      return TypeError(message);
+    }
     return f.function()(args, kwargs);
   }
 

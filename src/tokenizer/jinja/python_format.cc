@@ -228,7 +228,7 @@ std::string FormatFloat(double x) {
   }
   if (exponent < -4 || exponent >= 16) {
     std::string out = sign + digits.substr(0, 1);
-    if (digits.size() > 1) out += "." + digits.substr(1);
+    if (digits.size() > 1) out.append(".").append(digits, 1);
     char ebuf[16];
     std::snprintf(ebuf, sizeof(ebuf), "e%c%02d", exponent < 0 ? '-' : '+', std::abs(exponent));
     return out + ebuf;
