@@ -71,7 +71,7 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
     for (int h = 0; h < cfg.n_head; ++h) {
       const float* gate = qg + r * q_dim + h * 2 * dh + dh;
       float* a = att + r * att_dim + h * dh;
-      for (int64_t d = 0; d < dh; ++d) a[d] *= kernels::Sigmoid(gate[d]);
+      for (int64_t d = 0; d < dh; ++d) a[d] *= kernels::ref::Sigmoid(gate[d]);
     }
   }
   kernels::MatMul(kc, att, n, att_dim, w.o, out, hidden);

@@ -41,8 +41,8 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     for (int h = 0; h < hv; ++h) {
       const float bt = b[r * hv + h];
       const float at = a[r * hv + h];
-      b[r * hv + h] = kernels::Sigmoid(bt);                           // beta
-      a[r * hv + h] = ssm_a[h] * kernels::Softplus(at + dt_bias[h]);  // log-decay g
+      b[r * hv + h] = kernels::ref::Sigmoid(bt);                           // beta
+      a[r * hv + h] = ssm_a[h] * kernels::ref::Softplus(at + dt_bias[h]);  // log-decay g
     }
   }
   for (const GroupRows& g : fc.groups) {

@@ -13,7 +13,7 @@ namespace {
 
 // Does act[i] = SiLU(gate[i]) * up[i].
 void SwiGlu(const float* gate, const float* up, int64_t n, float* act) {
-  for (int64_t i = 0; i < n; ++i) act[i] = kernels::Silu(gate[i]) * up[i];
+  for (int64_t i = 0; i < n; ++i) act[i] = kernels::ref::Silu(gate[i]) * up[i];
 }
 
 }  // namespace
@@ -83,7 +83,7 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
     kernels::MatMul(kc, sg, n, sffn, w.shared_down, so, hidden);
     kernels::MatMul(kc, x, n, hidden, w.shared_router, s_logit, 1);
     for (int64_t r = 0; r < n; ++r)
-      kc.table.scale(kernels::Sigmoid(s_logit[r]), so + r * hidden, hidden);
+      kc.table.scale(kernels::ref::Sigmoid(s_logit[r]), so + r * hidden, hidden);
     fc.Dump("ffn_shexp_gated", layer, so, n, hidden);
     for (int64_t r = 0; r < n; ++r) kc.table.axpy(1.0f, so + r * hidden, out + r * hidden, hidden);
   }
