@@ -11,7 +11,6 @@ namespace clover::cli {
 // `SetExitCode`; errors go through `ReportError` (one line on stderr, non-zero exit).
 void RegisterInfoCommand(CLI::App& app);
 void RegisterVerifyCommand(CLI::App& app);
-void RegisterTokenizeCommands(CLI::App& app);  // tokenize, detokenize, template
 void RegisterLogitsCommand(CLI::App& app);
 void RegisterGenerateCommand(CLI::App& app);
 void RegisterBenchCommand(CLI::App& app);

@@ -26,7 +26,6 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "clover 0.1.0");
   clover::cli::RegisterInfoCommand(app);
   clover::cli::RegisterVerifyCommand(app);
-  clover::cli::RegisterTokenizeCommands(app);
   clover::cli::RegisterLogitsCommand(app);
   clover::cli::RegisterGenerateCommand(app);
   clover::cli::RegisterBenchCommand(app);
