@@ -1,8 +1,17 @@
 # Held-out exact-match evaluation of the demo model in PyTorch: greedy AR and LowConfidence block diffusion.
+import argparse
 import collections
+import json
+import os
+import sys
 import time
 
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import data  # noqa: E402
+import model as clover  # noqa: E402
+import tokenizer as bpe  # noqa: E402
 
 
 def final_answer(text):
@@ -11,24 +20,25 @@ def final_answer(text):
 
 
 @torch.no_grad()
-def ar_generate(net, prompt_ids, eos_id, max_new=128):
+def ar_generate(net, prompt_ids, stop_ids, max_new=128):
     st = net.new_state()
     logits = net.causal(torch.tensor([prompt_ids]), st)
     out = []
     while len(out) < max_new:
         nxt = int(logits[0, -1].argmax())
         out.append(nxt)
-        if nxt == eos_id:
+        if nxt in stop_ids:
             break
         logits = net.causal(torch.tensor([[nxt]]), st)
     return out, len(out)
 
 
 @torch.no_grad()
-def diffusion_generate(net, prompt_ids, eos_id, mask_id, tau=0.95, L=32, max_new=128):
+def diffusion_generate(net, prompt_ids, stop_ids, mask_id, tau=0.95, L=32, max_new=128):
     """answer-aligned blocks; each preview pass fixes every masked row whose (mask-suppressed) top
     probability is >= tau, at least the most confident one; a full block is committed causally; stops
-    once <|im_end|> and every row before it are fixed. Returns (tokens, preview passes)."""
+    once a stop id and every row before it are fixed (docs/decoding.md). Returns (tokens, passes) with
+    passes = previews + one commit per block, the last block included, as the engine counts them."""
     st = net.new_state()
     net.causal(torch.tensor([prompt_ids]), st)
     out, passes = [], 0
@@ -46,19 +56,19 @@ def diffusion_generate(net, prompt_ids, eos_id, mask_id, tau=0.95, L=32, max_new
                 pick[conf.argmax()] = True
             block[0, pick] = arg[pick]
             row = block[0].tolist()
-            if eos_id in row:
-                e = row.index(eos_id)
-                if mask_id not in row[:e]:
-                    return out + row[:e + 1], passes
+            stops = [j for j, x in enumerate(row) if x in stop_ids]
+            if stops and mask_id not in row[:stops[0]]:
+                return out + row[:stops[0] + 1], passes + 1
             if mask_id not in row:
                 break
         net.causal(block, st)
+        passes += 1
         out += block[0].tolist()
     return out, passes
 
 
 def run(net, tok, tasks, decoders=(("ar", None, None), ("diffusion", 0.95, 32))):
-    eos_id, mask_id = tok.id("<|im_end|>"), tok.id("<|mask|>")
+    stop_ids, mask_id = {tok.id("<|im_end|>"), tok.id("<|endoftext|>")}, tok.id("<|mask|>")
     rows = []
     for name, tau, L in decoders:
         ok, ntok, npass, by_task = 0, 0, 0, collections.defaultdict(lambda: [0, 0, 0, 0])
@@ -66,10 +76,10 @@ def run(net, tok, tasks, decoders=(("ar", None, None), ("diffusion", 0.95, 32)))
         for t in tasks:
             p = tok.encode(t["prompt"])
             if name == "ar":
-                ids, passes = ar_generate(net, p, eos_id)
+                ids, passes = ar_generate(net, p, stop_ids)
             else:
-                ids, passes = diffusion_generate(net, p, eos_id, mask_id, tau, L)
-            text = tok.decode([i for i in ids if i != eos_id])
+                ids, passes = diffusion_generate(net, p, stop_ids, mask_id, tau, L)
+            text = tok.decode([i for i in ids if i not in stop_ids])
             good = final_answer(text) == t["answer"]
             ok += good
             ntok += len(ids)
@@ -82,3 +92,30 @@ def run(net, tok, tasks, decoders=(("ar", None, None), ("diffusion", 0.95, 32)))
                      "by_task": {k: {"accuracy": v[0] / v[1], "tokens_per_pass": v[2] / v[3], "n": v[1]}
                                  for k, v in sorted(by_task.items())}})
     return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--work", default="build-train")
+    ap.add_argument("--limit", type=int, default=300)
+    ap.add_argument("--decoders", default="ar,diffusion:0.95:32", help="ar | diffusion:TAU:BLOCK, comma-separated")
+    ap.add_argument("--out", default=None, help="JSON file for the result rows")
+    args = ap.parse_args()
+    torch.set_num_threads(1)
+    ck = torch.load(os.path.join(args.work, "model.pt"))
+    net = clover.CloverForCausalLM(ck["config"])
+    net.load_state_dict(ck["state_dict"])
+    net.eval()
+    tok = bpe.Tokenizer.from_json(os.path.join(args.work, "tokenizer.json"))
+    decs = []
+    for d in args.decoders.split(","):
+        f = d.split(":")
+        decs.append(("ar", None, None) if f[0] == "ar" else ("diffusion", float(f[1]), int(f[2])))
+    res = run(net, tok, data.eval_split()[:args.limit], decs)
+    print(json.dumps(res, indent=1))
+    if args.out:
+        json.dump(res, open(args.out, "w"), indent=1)
+
+
+if __name__ == "__main__":
+    main()
