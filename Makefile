@@ -31,4 +31,4 @@ test-fuzz: setup
 test: test-unit test-sanitize test-fuzz
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan

@@ -3,7 +3,7 @@
 # seed corpus (tests/fuzz/corpus/<name>/). A crash, hang, leak or sanitizer report fails the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-B=build-fuzz
+B=build-asan  # shared with scripts/test_sanitize.sh
 SECONDS_PER_TARGET=${FUZZ_SECONDS:-20}
 CC=clang CXX=clang++ cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCLOVER_FUZZ=ON -DCLOVER_BUILD_TESTS=ON -DCLOVER_BUILD_BENCH=OFF >/dev/null

@@ -2,9 +2,10 @@
 # Builds the io and tokenizer test suites with ASan + UBSan (clang) and runs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Shares its build tree with scripts/test_fuzz.sh (same clang + ASan/UBSan flags).
 B=build-asan
 CC=clang CXX=clang++ cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCLOVER_SANITIZE=ON -DCLOVER_BUILD_BENCH=OFF >/dev/null
+  -DCLOVER_FUZZ=ON -DCLOVER_BUILD_BENCH=OFF >/dev/null
 targets=()
 for t in io_tests tokenizer_tests; do
   [[ -d tests/${t%_tests} ]] && targets+=("$t")
