@@ -33,7 +33,32 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
   kernels::MatMul(kc, x, n, hidden, w.v, v, kv_dim);
 
   std::vector<const float*> k_pages, v_pages;
+  kernels::AttentionParams params;
+  params.n_head = cfg.n_head;
+  params.n_head_kv = cfg.n_head_kv;
+  params.head_dim = cfg.head_dim;
+  params.scale = 1.0f / std::sqrt(static_cast<float>(dh));
+  params.mask = fc.preview ? kernels::MaskMode::kPrefixBlock : kernels::MaskMode::kCausal;
   for (const GroupRows& g : fc.groups) {
+    const SequenceState& seq = fc.preview ? *g.committed : *g.state;
+    const int64_t ps = seq.pool().page_size();
+    // A preview writes its K/V rows into scratch pages that continue the committed pages: the
+    // committed rows of the last partial page are copied there, the full pages are shared.
+    const int64_t shared_pages = fc.preview ? g.first_pos / ps : 0;
+    const int64_t tail_rows = fc.preview ? g.first_pos - shared_pages * ps + g.count : 0;
+    const int64_t tail_pages = (tail_rows + ps - 1) / ps;
+    float* tail_k = nullptr;
+    float* tail_v = nullptr;
+    if (fc.preview) {
+      tail_k = scratch.Get(ForwardScratch::kPreviewK, tail_pages * ps * kv_dim);
+      tail_v = scratch.Get(ForwardScratch::kPreviewV, tail_pages * ps * kv_dim);
+      seq.PagePointers(layer, g.first_pos, &k_pages, &v_pages);
+      const int64_t copied = g.first_pos - shared_pages * ps;
+      if (copied > 0) {
+        std::copy(k_pages[shared_pages], k_pages[shared_pages] + copied * kv_dim, tail_k);
+        std::copy(v_pages[shared_pages], v_pages[shared_pages] + copied * kv_dim, tail_v);
+      }
+    }
     for (int64_t t = 0; t < g.count; ++t) {
       const int64_t r = g.begin + t;
       const int64_t pos = g.first_pos + t;
@@ -42,28 +67,33 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
         kernels::ref::RmsNorm(qg + r * q_dim + h * 2 * dh, w.q_norm.f32(), dh, cfg.rms_eps, qh);
         kernels::ref::RopeNeox(qh, cfg.rope_dim, pos, cfg.rope_theta);
       }
-      float* k_dst = g.state->k_row(layer, pos);
+      const int64_t tail_at = pos - shared_pages * ps;
+      float* k_dst = fc.preview ? tail_k + tail_at * kv_dim : g.state->k_row(layer, pos);
+      float* v_dst = fc.preview ? tail_v + tail_at * kv_dim : g.state->v_row(layer, pos);
       for (int j = 0; j < cfg.n_head_kv; ++j) {
         float* kh = k_dst + j * dh;
         kernels::ref::RmsNorm(k + r * kv_dim + j * dh, w.k_norm.f32(), dh, cfg.rms_eps, kh);
         kernels::ref::RopeNeox(kh, cfg.rope_dim, pos, cfg.rope_theta);
       }
-      std::copy(v + r * kv_dim, v + (r + 1) * kv_dim, g.state->v_row(layer, pos));
+      std::copy(v + r * kv_dim, v + (r + 1) * kv_dim, v_dst);
     }
     const int64_t n_positions = g.first_pos + g.count;
-    g.state->PagePointers(layer, n_positions, &k_pages, &v_pages);
+    if (fc.preview) {
+      k_pages.resize(shared_pages + tail_pages);
+      v_pages.resize(shared_pages + tail_pages);
+      for (int64_t pg = 0; pg < tail_pages; ++pg) {
+        k_pages[shared_pages + pg] = tail_k + pg * ps * kv_dim;
+        v_pages[shared_pages + pg] = tail_v + pg * ps * kv_dim;
+      }
+    } else {
+      seq.PagePointers(layer, n_positions, &k_pages, &v_pages);
+    }
     kernels::KvPagesView kv;
     kv.k_pages = k_pages.data();
     kv.v_pages = v_pages.data();
-    kv.page_size = g.state->pool().page_size();
+    kv.page_size = ps;
     kv.row_stride = kv_dim;
     kv.n_positions = n_positions;
-    kernels::AttentionParams params;
-    params.n_head = cfg.n_head;
-    params.n_head_kv = cfg.n_head_kv;
-    params.head_dim = cfg.head_dim;
-    params.scale = 1.0f / std::sqrt(static_cast<float>(dh));
-    params.mask = kernels::MaskMode::kCausal;
     kernels::Attention(kc, params, q + g.begin * att_dim, att_dim, g.count, g.first_pos, kv,
                        att + g.begin * att_dim, att_dim);
   }

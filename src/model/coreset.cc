@@ -1,12 +1,12 @@
 // Block expert coreset (see coreset.h).
-#include "decode/coreset.h"
+#include "model/coreset.h"
 
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <string>
 
-namespace clover::decode {
+namespace clover::model {
 namespace {
 
 Status CheckInputs(std::span<const float> logits, int rows, int n_experts, const CoresetParams& p) {
@@ -94,4 +94,4 @@ Result<Coreset> ComputeBlockCoreset(std::span<const float> router_logits, int ro
   return c;
 }
 
-}  // namespace clover::decode
+}  // namespace clover::model

@@ -8,7 +8,7 @@
 
 #include "core/status.h"
 
-namespace clover::decode {
+namespace clover::model {
 
 struct CoresetParams {
   float mass = 0.9f;     // diffusion.coreset_mass
@@ -35,4 +35,4 @@ struct Coreset {
 Result<Coreset> ComputeBlockCoreset(std::span<const float> router_logits, int rows, int n_experts,
                                     const CoresetParams& params);
 
-}  // namespace clover::decode
+}  // namespace clover::model

@@ -33,11 +33,16 @@ struct ForwardBatch {
   std::vector<PreviewGroup> previews;
 };
 
-// Logits of the requested rows: appends in order, each group's rows in `logit_rows` order.
+// Logits of the requested rows: appends in order, then previews in order, each group's rows in
+// `logit_rows` order.
 struct ForwardLogits {
   int64_t vocab = 0;
   int64_t n_rows = 0;
   std::vector<float> data;  // [n_rows][vocab]
+  // Per layer: distinct routed experts that ran (append pass + preview pass).
+  std::vector<int> distinct_experts;
+  // Per preview group, per layer: the block coreset's kept experts, descending votes.
+  std::vector<std::vector<std::vector<int32_t>>> coresets;
   const float* row(int64_t i) const { return data.data() + i * vocab; }
 };
 

@@ -42,6 +42,13 @@ class ForwardScratch {
     kSharedUp,
     kSharedOut,
     kHeadIn,
+    kPreviewK,       // preview attention: scratch KV pages (tail of the prefix + block rows)
+    kPreviewV,
+    kPreviewConv,    // preview GDN: copies of the committed conv / recurrent state
+    kPreviewState,
+    kPreviewBwdConv, // preview GDN backward branch: conv output, gates, core output
+    kPreviewBwdGates,
+    kPreviewBwdCore,
     kSlotCount
   };
   // Returns a buffer of at least `n` floats (contents unspecified).
@@ -55,12 +62,21 @@ class ForwardScratch {
   std::vector<float> buffers_[kSlotCount];
 };
 
-// The rows of one append group inside the batch: rows [begin, begin + count).
+// The rows of one group inside the batch: rows [begin, begin + count). Append groups set
+// `state` (written); preview groups set `committed` (read only, clover-spec.md I1).
 struct GroupRows {
   SequenceState* state = nullptr;
+  const SequenceState* committed = nullptr;
   int64_t begin = 0;
   int64_t count = 0;
   int64_t first_pos = 0;
+};
+
+// What the MoE layers of one pass report: per layer, how many distinct experts ran, and per
+// preview group the coreset's kept experts (descending votes).
+struct PassStats {
+  std::vector<int> distinct_experts;                     // [layer], 0 for no MoE
+  std::vector<std::vector<std::vector<int32_t>>> coreset;  // [group][layer]
 };
 
 struct ForwardContext {
@@ -70,6 +86,11 @@ struct ForwardContext {
   int64_t n_rows = 0;
   GdnScan gdn_scan = GdnScan::kAuto;
   const DebugHook* hook = nullptr;  // null when no hook is set
+  // Preview pass: bidirectional block attention, GDN on scratch (plus the backward scan when
+  // `preview_bidirectional`), coreset MoE. Every group is then a preview group.
+  bool preview = false;
+  bool preview_bidirectional = false;
+  PassStats* stats = nullptr;  // null: not collected
 
   // Calls `fn(begin, end)` over row ranges of [0, n) on the pool; rows are cheap, so tasks get at
   // least 16 of them.

@@ -1,6 +1,7 @@
 // GDN layer: projections over the whole batch, conv + delta rule per group, gated norm, out_proj.
 #include "model/gdn_layer.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "kernels/delta_rule.h"
@@ -9,6 +10,7 @@
 #include "kernels/ref/causal_conv.h"
 #include "kernels/ref/l2_norm.h"
 #include "kernels/ref/rms_norm.h"
+#include "model/preview_gdn.h"
 
 namespace clover::model {
 
@@ -45,9 +47,25 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
       a[r * hv + h] = ssm_a[h] * kernels::ref::Softplus(at + dt_bias[h]);  // log-decay g
     }
   }
+  const int64_t conv_state_floats = int64_t{cfg.conv_kernel - 1} * conv_dim;
+  const int64_t recurrent_floats = int64_t{hv} * cfg.dk * cfg.dv;
   for (const GroupRows& g : fc.groups) {
+    // A preview scans from copies of the committed states (clover-spec.md I1).
+    float* conv_state = nullptr;
+    float* recurrent = nullptr;
+    if (fc.preview) {
+      conv_state = scratch.Get(ForwardScratch::kPreviewConv, conv_state_floats);
+      recurrent = scratch.Get(ForwardScratch::kPreviewState, recurrent_floats);
+      const float* cs = g.committed->conv_state(layer);
+      const float* rs = g.committed->recurrent_state(layer);
+      std::copy(cs, cs + conv_state_floats, conv_state);
+      std::copy(rs, rs + recurrent_floats, recurrent);
+    } else {
+      conv_state = g.state->conv_state(layer);
+      recurrent = g.state->recurrent_state(layer);
+    }
     kernels::ref::CausalConvSilu(mixed + g.begin * conv_dim, conv_dim, g.count, conv_dim,
-                                 cfg.conv_kernel, w.conv.f32(), g.state->conv_state(layer),
+                                 cfg.conv_kernel, w.conv.f32(), conv_state,
                                  conv_out + g.begin * conv_dim, conv_dim);
     fc.ForRows(g.count, [&](int64_t t0, int64_t t1) {
       for (int64_t r = g.begin + t0; r < g.begin + t1; ++r) {
@@ -72,7 +90,7 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     args.g = a + g.begin * hv;
     args.beta = b + g.begin * hv;
     args.gate_stride = hv;
-    args.state = g.state->recurrent_state(layer);
+    args.state = recurrent;
     args.out = core + g.begin * value_dim;
     args.out_stride = value_dim;
     const bool chunked =
@@ -84,6 +102,10 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     }
   }
   fc.Dump("gdn_core_out", layer, core, n, value_dim);
+  if (fc.preview && fc.preview_bidirectional && !w.conv_bwd.empty()) {
+    GdnPreviewBackward(fc, layer, w, x, mixed, conv_out, core, scratch);
+    fc.Dump("gdn_mixed_core_out", layer, core, n, value_dim);
+  }
 
   fc.ForRows(n, [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {

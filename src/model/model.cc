@@ -20,7 +20,11 @@ namespace clover::model {
 Model::Model(const ModelWeights& weights, const kernels::KernelContext& ctx, int64_t kv_page_size)
     : weights_(weights),
       ctx_(ctx),
-      kv_pool_(KvPool::Create(kv_page_size, weights.config.kv_dim())) {}
+      kv_pool_(KvPool::Create(kv_page_size, weights.config.kv_dim())),
+      preview_gdn_(weights.config.diffusion.preview_gdn.value_or(
+          weights.config.has_preview_tensors ? PreviewGdn::kBidirectional : PreviewGdn::kCausal)) {
+  if (!weights.config.has_preview_tensors) preview_gdn_ = PreviewGdn::kCausal;
+}
 
 Result<std::unique_ptr<Model>> Model::Create(const ModelWeights& weights,
                                              const kernels::KernelContext& ctx,
@@ -33,15 +37,44 @@ Result<std::unique_ptr<Model>> Model::Create(const ModelWeights& weights,
   return std::unique_ptr<Model>(new Model(weights, ctx, kv_page_size));
 }
 
+Status Model::set_preview_gdn(PreviewGdn mode) {
+  if (mode == PreviewGdn::kBidirectional && !weights_.config.has_preview_tensors) {
+    return InvalidArgument(
+        "model: preview_gdn \"bidirectional\" needs the preview tensors (ssm_conv1d_bwd, "
+        "ssm_beta_bwd, ...), which this model does not have");
+  }
+  preview_gdn_ = mode;
+  return Status::Ok();
+}
+
 Status Model::ValidateBatch(const ForwardBatch& batch) const {
   const ModelConfig& cfg = weights_.config;
   if (!batch.previews.empty()) {
-    return Unimplemented("forward: preview groups are not implemented on the CPU backend yet");
+    const DiffusionConfig& d = cfg.diffusion;
+    if (!(d.coreset_mass > 0.0f && d.coreset_mass <= 1.0f) || d.coreset_min_experts < 0 ||
+        cfg.effective_preview_topk() < 1) {
+      return InvalidArgument(
+          "forward: preview needs diffusion.coreset_mass in (0, 1], coreset_min_experts >= 0 "
+          "and preview_topk >= 1, found " +
+          std::to_string(d.coreset_mass) + ", " + std::to_string(d.coreset_min_experts) + ", " +
+          std::to_string(cfg.effective_preview_topk()));
+    }
   }
   std::set<const SequenceState*> seen;
-  for (size_t gi = 0; gi < batch.appends.size(); ++gi) {
-    const AppendGroup& g = batch.appends[gi];
-    const std::string where = "forward: append group " + std::to_string(gi);
+  const size_t n_groups = batch.appends.size() + batch.previews.size();
+  for (size_t gi = 0; gi < n_groups; ++gi) {
+    const bool preview = gi >= batch.appends.size();
+    const size_t index = preview ? gi - batch.appends.size() : gi;
+    PreviewGroup g;
+    if (preview) {
+      g = batch.previews[index];
+    } else {
+      const AppendGroup& a = batch.appends[index];
+      g = {a.state, a.tokens, a.first_pos, a.logit_rows};
+    }
+    const std::string where =
+        std::string("forward: ") + (preview ? "preview" : "append") + " group " +
+        std::to_string(index);
     if (g.state == nullptr) return InvalidArgument(where + ": no sequence state");
     if (!seen.insert(g.state).second) {
       return InvalidArgument(where + ": the same sequence state appears in two groups");
@@ -79,25 +112,66 @@ Status Model::ValidateBatch(const ForwardBatch& batch) const {
 Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& scratch) const {
   CLOVER_TRY(ValidateBatch(batch));
   const ModelConfig& cfg = weights_.config;
-  const int64_t hidden = cfg.hidden;
+  ForwardLogits logits;
+  logits.vocab = cfg.vocab_size;
+  logits.distinct_experts.assign(cfg.n_layers, 0);
+  PassStats stats;
+  if (!batch.appends.empty()) {
+    std::vector<GroupRows> groups;
+    std::vector<Rows> rows;
+    int64_t n = 0;
+    for (const AppendGroup& g : batch.appends) {
+      const int64_t count = static_cast<int64_t>(g.tokens.size());
+      groups.push_back({g.state, nullptr, n, count, g.first_pos});
+      rows.push_back({g.tokens, &g.logit_rows});
+      g.state->PrepareAppend(g.first_pos + count);
+      n += count;
+    }
+    stats.distinct_experts.assign(cfg.n_layers, 0);
+    RunPass(groups, rows, /*preview=*/false, scratch, &stats, &logits);
+    for (int il = 0; il < cfg.n_layers; ++il) logits.distinct_experts[il] += stats.distinct_experts[il];
+    for (const GroupRows& g : groups) g.state->set_length(g.first_pos + g.count);
+  }
+  if (!batch.previews.empty()) {
+    std::vector<GroupRows> groups;
+    std::vector<Rows> rows;
+    int64_t n = 0;
+    for (const PreviewGroup& g : batch.previews) {
+      const int64_t count = static_cast<int64_t>(g.tokens.size());
+      groups.push_back({nullptr, g.state, n, count, g.first_pos});
+      rows.push_back({g.tokens, &g.logit_rows});
+      n += count;
+    }
+    stats.distinct_experts.assign(cfg.n_layers, 0);
+    stats.coreset.assign(groups.size(), std::vector<std::vector<int32_t>>(cfg.n_layers));
+    RunPass(groups, rows, /*preview=*/true, scratch, &stats, &logits);
+    for (int il = 0; il < cfg.n_layers; ++il) logits.distinct_experts[il] += stats.distinct_experts[il];
+    logits.coresets = std::move(stats.coreset);
+  }
+  return logits;
+}
 
-  std::vector<GroupRows> groups;
+void Model::RunPass(const std::vector<GroupRows>& groups, const std::vector<Rows>& rows,
+                    bool preview, ForwardScratch& scratch, PassStats* stats,
+                    ForwardLogits* logits) const {
+  const ModelConfig& cfg = weights_.config;
+  const int64_t hidden = cfg.hidden;
   int64_t n = 0;
   int64_t n_logit_rows = 0;
-  for (const AppendGroup& g : batch.appends) {
-    const int64_t count = static_cast<int64_t>(g.tokens.size());
-    groups.push_back({g.state, n, count, g.first_pos});
-    g.state->PrepareAppend(g.first_pos + count);
-    n += count;
-    n_logit_rows += static_cast<int64_t>(g.logit_rows.size());
+  for (size_t gi = 0; gi < groups.size(); ++gi) {
+    n += groups[gi].count;
+    n_logit_rows += static_cast<int64_t>(rows[gi].logit_rows->size());
   }
   ForwardContext fc{ctx_, cfg, groups, n, gdn_scan_, debug_hook_ ? &debug_hook_ : nullptr};
+  fc.preview = preview;
+  fc.preview_bidirectional = preview && preview_gdn_ == PreviewGdn::kBidirectional;
+  fc.stats = stats;
 
   float* x = scratch.Get(ForwardScratch::kHidden, n * hidden);
   {
     int64_t r = 0;
     const uint64_t row_bytes = weights_.embed.row_bytes();
-    for (const AppendGroup& g : batch.appends) {
+    for (const Rows& g : rows) {
       for (int32_t id : g.tokens) {
         Status s = kernels::ref::DequantizeRow(
             weights_.embed.dtype, weights_.embed.bytes() + id * row_bytes, hidden, x + r * hidden);
@@ -107,7 +181,6 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     }
   }
   fc.Dump("model.input_embed", -1, x, n, hidden);
-
   float* xn = scratch.Get(ForwardScratch::kNormed, n * hidden);
   float* mix = scratch.Get(ForwardScratch::kMixer, n * hidden);
   for (int il = 0; il < cfg.n_layers; ++il) {
@@ -141,8 +214,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
       scratch.Get(ForwardScratch::kHeadIn, std::max<int64_t>(1, n_logit_rows) * hidden);
   {
     int64_t j = 0;
-    for (size_t gi = 0; gi < batch.appends.size(); ++gi) {
-      for (int64_t row : batch.appends[gi].logit_rows) {
+    for (size_t gi = 0; gi < groups.size(); ++gi) {
+      for (int64_t row : *rows[gi].logit_rows) {
         kernels::ref::RmsNorm(x + (groups[gi].begin + row) * hidden, weights_.output_norm.f32(),
                               hidden, cfg.rms_eps, head_in + j * hidden);
         ++j;
@@ -150,16 +223,13 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     }
   }
   fc.Dump("result_norm", -1, head_in, n_logit_rows, hidden);
-  ForwardLogits logits;
-  logits.vocab = cfg.vocab_size;
-  logits.n_rows = n_logit_rows;
-  logits.data.resize(n_logit_rows * cfg.vocab_size);
+  const size_t at = logits->data.size();
+  logits->n_rows += n_logit_rows;
+  logits->data.resize(at + n_logit_rows * cfg.vocab_size);
   if (n_logit_rows > 0) {
-    kernels::MatMul(ctx_, head_in, n_logit_rows, hidden, weights_.output, logits.data.data(),
+    kernels::MatMul(ctx_, head_in, n_logit_rows, hidden, weights_.output, logits->data.data() + at,
                     cfg.vocab_size);
   }
-  for (const GroupRows& g : groups) g.state->set_length(g.first_pos + g.count);
-  return logits;
 }
 
 }  // namespace clover::model

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <memory>
+#include <span>
+#include <vector>
 
 #include "core/status.h"
 #include "kernels/kernel_context.h"
@@ -31,12 +33,17 @@ class Model {
   SequenceState NewSequence() const { return SequenceState(weights_.config, kv_pool_); }
 
   // Runs every group of `batch` and returns the logits of the requested rows. Append groups
-  // advance their states. Errors (bad token id, position != state length, a state in two
+  // advance their states; preview groups (clover-spec.md §3, §4) read their committed state only
+  // and run after the appends, in a pass of their own (a state may not be in both kinds). Errors (bad token id, position != state length, a state in two
   // groups, over the context) are returned before any state changes.
   Result<ForwardLogits> Forward(const ForwardBatch& batch, ForwardScratch& scratch) const;
 
   const ModelConfig& config() const { return weights_.config; }
   const ModelWeights& weights() const { return weights_; }
+  // How preview passes run the GDN layers; starts at the config's resolved diffusion.preview_gdn.
+  // InvalidArgument for kBidirectional on a model without the preview tensors.
+  Status set_preview_gdn(PreviewGdn mode);
+  PreviewGdn preview_gdn() const { return preview_gdn_; }
   // Test and debug knobs.
   void set_gdn_scan(GdnScan scan) { gdn_scan_ = scan; }
   void set_debug_hook(DebugHook hook) { debug_hook_ = std::move(hook); }
@@ -44,10 +51,19 @@ class Model {
  private:
   Model(const ModelWeights& weights, const kernels::KernelContext& ctx, int64_t kv_page_size);
   Status ValidateBatch(const ForwardBatch& batch) const;
+  // The tokens and requested logit rows of one group of a pass.
+  struct Rows {
+    std::span<const int32_t> tokens;
+    const std::vector<int64_t>* logit_rows = nullptr;
+  };
+  // Runs one pass (all append groups, or all preview groups) and appends the requested logits.
+  void RunPass(const std::vector<GroupRows>& groups, const std::vector<Rows>& rows, bool preview,
+               ForwardScratch& scratch, PassStats* stats, ForwardLogits* logits) const;
 
   ModelWeights weights_;
   kernels::KernelContext ctx_;
   std::shared_ptr<KvPool> kv_pool_;
+  PreviewGdn preview_gdn_;
   GdnScan gdn_scan_ = GdnScan::kAuto;
   DebugHook debug_hook_;
 };

@@ -3,10 +3,14 @@
 
 #include <algorithm>
 #include <numeric>
+#include <span>
+
+#include "core/check.h"
 
 #include "kernels/matmul.h"
 #include "kernels/ref/activations.h"
 #include "kernels/ref/softmax.h"
+#include "model/coreset.h"
 
 namespace clover::model {
 namespace {
@@ -46,9 +50,37 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
   kernels::MatMul(kc, x, n, hidden, w.router, logits, n_experts);
   // Per expert: the rows routed to it and their weights, rows ascending.
   std::vector<std::vector<std::pair<int64_t, float>>> assigned(n_experts);
-  for (int64_t r = 0; r < n; ++r) {
-    RowRoute route = RouteTopK(logits + r * n_experts, n_experts, cfg.top_k);
-    for (int j = 0; j < cfg.top_k; ++j) assigned[route.experts[j]].push_back({r, route.weights[j]});
+  if (fc.preview) {
+    // Block coreset per preview group (clover-spec.md §4 Q5): rows re-pick inside the kept set.
+    CoresetParams params;
+    params.mass = cfg.diffusion.coreset_mass;
+    params.min_experts = cfg.diffusion.coreset_min_experts;
+    params.vote_topk = cfg.top_k;
+    params.preview_topk = cfg.effective_preview_topk();
+    for (size_t gi = 0; gi < fc.groups.size(); ++gi) {
+      const GroupRows& g = fc.groups[gi];
+      Result<Coreset> c = ComputeBlockCoreset(
+          std::span<const float>(logits + g.begin * n_experts, g.count * n_experts),
+          static_cast<int>(g.count), n_experts, params);
+      CLOVER_CHECK(c.ok());  // parameters checked by ValidateWeights
+      for (int64_t t = 0; t < g.count; ++t) {
+        for (int j = 0; j < c->picked_per_row; ++j) {
+          const size_t at = static_cast<size_t>(t) * c->picked_per_row + j;
+          assigned[c->row_experts[at]].push_back({g.begin + t, c->row_weights[at]});
+        }
+      }
+      if (fc.stats != nullptr) fc.stats->coreset[gi][layer] = c->kept;
+    }
+  } else {
+    for (int64_t r = 0; r < n; ++r) {
+      RowRoute route = RouteTopK(logits + r * n_experts, n_experts, cfg.top_k);
+      for (int j = 0; j < cfg.top_k; ++j)
+        assigned[route.experts[j]].push_back({r, route.weights[j]});
+    }
+  }
+  if (fc.stats != nullptr) {
+    fc.stats->distinct_experts[layer] = static_cast<int>(
+        std::count_if(assigned.begin(), assigned.end(), [](const auto& a) { return !a.empty(); }));
   }
 
   std::fill(out, out + n * hidden, 0.0f);

@@ -1,6 +1,6 @@
 // Tests of the block expert coreset on constructed and random routers. The golden clover-tiny
 // coreset lists need the model's router inputs and are checked by the preview-pass test.
-#include "decode/coreset.h"
+#include "model/coreset.h"
 
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-namespace clover::decode {
+namespace clover::model {
 namespace {
 
 constexpr int kExperts = 32;
@@ -138,4 +138,4 @@ TEST(Coreset, RejectsBadShapesAndParameters) {
 }
 
 }  // namespace
-}  // namespace clover::decode
+}  // namespace clover::model

@@ -49,6 +49,27 @@ struct Engine {
     return rows;
   }
 
+  // Runs one preview pass of `ids` after `seq` and returns the logits of every row; the raw
+  // output (coresets, expert counts) goes to `raw` when given.
+  Logits Preview(const SequenceState& seq, const std::vector<int32_t>& ids,
+                 ForwardLogits* raw = nullptr) {
+    ForwardBatch batch;
+    PreviewGroup g;
+    g.state = &seq;
+    g.tokens = ids;
+    g.first_pos = seq.length();
+    for (size_t i = 0; i < ids.size(); ++i) g.logit_rows.push_back(static_cast<int64_t>(i));
+    batch.previews.push_back(g);
+    Result<ForwardLogits> out = model->Forward(batch, scratch);
+    EXPECT_TRUE(out.ok()) << out.status().ToString();
+    Logits rows;
+    if (!out.ok()) return rows;
+    for (int64_t r = 0; r < out->n_rows; ++r)
+      rows.emplace_back(out->row(r), out->row(r) + out->vocab);
+    if (raw != nullptr) *raw = std::move(*out);
+    return rows;
+  }
+
   // Runs `ids` from an empty sequence in consecutive chunks of the given sizes (rest: one chunk).
   Logits Prompt(const std::vector<int32_t>& ids, const std::vector<int64_t>& chunks = {}) {
     SequenceState seq = model->NewSequence();
