@@ -103,6 +103,7 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
   }
   fc.Dump("gdn_core_out", layer, core, n, value_dim);
   if (fc.preview && fc.preview_bidirectional && !w.conv_bwd.empty()) {
+    fc.Dump("gdn_qkv_normed", layer, conv_out, n, conv_dim);
     GdnPreviewBackward(fc, layer, w, x, mixed, conv_out, core, scratch);
     fc.Dump("gdn_mixed_core_out", layer, core, n, value_dim);
   }

@@ -91,6 +91,14 @@ ModelWeights MakeRandomWeights(const ModelConfig& c, uint64_t seed, DType dtype)
       g.norm = f.Normal({c.dv}, DType::kF32, 1.0, 0.1);
       g.out = f.Normal({h, c.value_dim()}, dtype, 0.0,
                        1.0 / std::sqrt(static_cast<double>(c.value_dim())));
+      if (c.has_preview_tensors) {
+        g.conv_bwd = f.Normal({c.conv_dim(), c.conv_kernel}, DType::kF32, 0.0, 0.5);
+        g.beta_bwd = f.Normal({c.hv, h}, dtype, 0.0, lin_h);
+        g.alpha_bwd = f.Normal({c.hv, h}, dtype, 0.0, 0.5 * lin_h);
+        g.a_bwd = f.Uniform({c.hv}, -1.0, -0.05);
+        g.dt_bwd = f.Uniform({c.hv}, -1.0, 1.0);
+        g.mix_bwd = f.Normal({c.hv}, DType::kF32, 0.0, 1.0);
+      }
     } else {
       AttentionWeights& a = l.attn;
       const int64_t att_dim = int64_t{c.n_head} * c.head_dim;
@@ -127,7 +135,10 @@ Result<ModelConfig> RandomModelConfig(const std::string& name) {
   c.rope_theta = 1e7;
   c.conv_kernel = 4;
   c.full_attention_interval = 4;
-  if (name == "tiny") {
+  // "clover-tiny[-nopreview]": the tiny shapes as a Clover model (mask id = last vocab row),
+  // with or without the preview tensors.
+  const bool clover = name == "clover-tiny" || name == "clover-tiny-nopreview";
+  if (name == "tiny" || clover) {
     c.vocab_size = 512;
     c.hidden = 64;
     c.n_layers = 4;
@@ -158,7 +169,17 @@ Result<ModelConfig> RandomModelConfig(const std::string& name) {
     c.expert_ffn = 256;
     c.shared_ffn = 256;
   } else {
-    return InvalidArgument("random model '" + name + "': unknown, expected tiny or medium");
+    return InvalidArgument("random model '" + name +
+                           "': unknown, expected tiny, clover-tiny, clover-tiny-nopreview or medium");
+  }
+  if (clover) {
+    c.family = ModelFamily::kCloverMoe;
+    c.mask_token_id = c.vocab_size - 1;
+    c.has_preview_tensors = name == "clover-tiny";
+    c.diffusion.block_size = 8;
+    c.diffusion.coreset_min_experts = 3;  // below n_experts, so the coreset restricts
+    c.diffusion.preview_gdn =
+        c.has_preview_tensors ? PreviewGdn::kBidirectional : PreviewGdn::kCausal;
   }
   c.n_shared_experts = c.shared_ffn > 0 ? 1 : 0;
   c.max_context = 4096;

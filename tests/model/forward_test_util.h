@@ -88,6 +88,30 @@ struct Engine {
   }
 };
 
+// Returns every GDN state value and every committed K/V row of `s`, in layer order.
+inline std::vector<float> StateBytes(const SequenceState& s, const ModelConfig& c) {
+  std::vector<float> out;
+  for (int il = 0; il < c.n_layers; ++il) {
+    if (c.layer_kinds[il] == LayerKind::kGatedDeltaNet) {
+      const float* conv = s.conv_state(il);
+      const float* rec = s.recurrent_state(il);
+      out.insert(out.end(), conv, conv + (c.conv_kernel - 1) * c.conv_dim());
+      out.insert(out.end(), rec, rec + int64_t{c.hv} * c.dk * c.dv);
+    } else {
+      std::vector<const float*> k, v;
+      s.PagePointers(il, s.length(), &k, &v);
+      const int64_t ps = s.pool().page_size();
+      for (int64_t p = 0; p < s.length(); ++p) {
+        const float* kr = k[p / ps] + (p % ps) * c.kv_dim();
+        const float* vr = v[p / ps] + (p % ps) * c.kv_dim();
+        out.insert(out.end(), kr, kr + c.kv_dim());
+        out.insert(out.end(), vr, vr + c.kv_dim());
+      }
+    }
+  }
+  return out;
+}
+
 inline int32_t Argmax(const std::vector<float>& v) {
   return static_cast<int32_t>(std::max_element(v.begin(), v.end()) - v.begin());
 }

@@ -29,30 +29,6 @@ nlohmann::json ReadGolden() {
   return nlohmann::json::parse(in);
 }
 
-// Snapshot bytes of every GDN state and every committed KV row.
-std::vector<float> StateBytes(const SequenceState& s, const ModelConfig& c) {
-  std::vector<float> out;
-  for (int il = 0; il < c.n_layers; ++il) {
-    if (c.layer_kinds[il] == LayerKind::kGatedDeltaNet) {
-      const float* conv = s.conv_state(il);
-      const float* rec = s.recurrent_state(il);
-      out.insert(out.end(), conv, conv + (c.conv_kernel - 1) * c.conv_dim());
-      out.insert(out.end(), rec, rec + int64_t{c.hv} * c.dk * c.dv);
-    } else {
-      std::vector<const float*> k, v;
-      s.PagePointers(il, s.length(), &k, &v);
-      const int64_t ps = s.pool().page_size();
-      for (int64_t p = 0; p < s.length(); ++p) {
-        const float* kr = k[p / ps] + (p % ps) * c.kv_dim();
-        const float* vr = v[p / ps] + (p % ps) * c.kv_dim();
-        out.insert(out.end(), kr, kr + c.kv_dim());
-        out.insert(out.end(), vr, vr + c.kv_dim());
-      }
-    }
-  }
-  return out;
-}
-
 class CloverTinyPreviewTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CloverTinyPreviewTest, PreviewCasesCoresetsAndCommitMatchReference) {
@@ -65,7 +41,7 @@ TEST_P(CloverTinyPreviewTest, PreviewCasesCoresetsAndCommitMatchReference) {
   const std::vector<int32_t> prefix = g["prefix"].get<std::vector<int32_t>>();
   SequenceState seq = e.model->NewSequence();
   EXPECT_LE(MaxAbsDiff(e.Append(seq, prefix), g["prefix_logits"].get<Logits>()), kGoldenTolerance);
-  const std::vector<float> committed = StateBytes(seq, w->config);
+  const std::vector<float> committed = testing::StateBytes(seq, w->config);
 
   for (const auto& [name, c] : g["cases"].items()) {
     SCOPED_TRACE(name);
@@ -88,7 +64,7 @@ TEST_P(CloverTinyPreviewTest, PreviewCasesCoresetsAndCommitMatchReference) {
       EXPECT_EQ(have, want) << "layer " << il;
     }
     // I1: the committed state is untouched and a second identical preview is bit-identical.
-    EXPECT_EQ(StateBytes(seq, w->config), committed);
+    EXPECT_EQ(testing::StateBytes(seq, w->config), committed);
     EXPECT_EQ(e.Preview(seq, block), got);
   }
 
