@@ -15,6 +15,7 @@ void RegisterLogitsCommand(CLI::App& app);
 void RegisterGenerateCommand(CLI::App& app);
 void RegisterBenchCommand(CLI::App& app);
 void RegisterTokenizeCommands(CLI::App& app);  // tokenize, detokenize, template
+void RegisterRunCommand(CLI::App& app);
 
 // Prints "clover: error: <message>" and returns the exit code for `status` (never 0).
 int ReportError(const Status& status);

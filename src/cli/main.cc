@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
   clover::cli::RegisterGenerateCommand(app);
   clover::cli::RegisterBenchCommand(app);
   clover::cli::RegisterTokenizeCommands(app);
+  clover::cli::RegisterRunCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
