@@ -66,6 +66,7 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--eval-limit", type=int, default=300)
+    ap.add_argument("--resume", action="store_true", help="start from WORK/model.pt (fresh optimizer and schedule)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)  # more threads only spin when other jobs share the cores
     torch.set_flush_denormal(True)
@@ -84,6 +85,12 @@ def main():
     print(f"tokenizer {len(tok.vocab)} tokens, {len(examples)} tasks, {time.time() - t0:.0f}s", flush=True)
 
     net = clover.CloverForCausalLM(cfg)
+    done = 0
+    if args.resume:
+        ck = torch.load(os.path.join(args.work, "model.pt"))
+        net.load_state_dict(ck["state_dict"])
+        done = ck["step"]
+        print(f"resumed after {done} steps", flush=True)
     print(f"parameters {sum(p.numel() for p in net.parameters()) / 1e6:.2f}M", flush=True)
     opt = torch.optim.AdamW(net.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     warm = min(100, args.steps // 10)
@@ -116,11 +123,13 @@ def main():
             el = time.time() - t_train
             print(f"step {step} L {L} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
                   f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
-        if (step + 1) % 250 == 0 or step == args.steps - 1:
-            torch.save({"config": cfg, "state_dict": net.state_dict(), "step": step + 1},
+        if (step + 1) % 50 == 0 or step == args.steps - 1:
+            torch.save({"config": cfg, "state_dict": net.state_dict(), "step": done + step + 1},
                        os.path.join(args.work, "model.pt"))
     print(f"training {time.time() - t_train:.0f}s", flush=True)
 
+    if args.eval_limit == 0:
+        return
     net.eval()
     res = evaluate.run(net, tok, data.eval_split()[:args.eval_limit])
     print(json.dumps(res, indent=1), flush=True)
