@@ -1,0 +1,85 @@
+// `clover run --prompt` on the embedded demo model (models/clover-demo), and `clover logits
+// --block` on the clover-tiny golden.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <string>
+
+namespace clover::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const fs::path kDemo = fs::path(CLOVER_FIXTURES_DIR) / ".." / ".." / "models" / "clover-demo";
+
+// Runs the clover binary with `args`; returns its exit code and stdout (stderr discarded).
+std::pair<int, std::string> Clover(const std::string& args) {
+  const std::string cmd = std::string("CLOVER_NO_PROGRESS=1 ") + CLOVER_BINARY + " " + args +
+                          " 2>/dev/null </dev/null";
+  std::string out;
+  FILE* pipe = ::popen(cmd.c_str(), "r");
+  if (pipe == nullptr) return {-1, out};
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+  const int status = ::pclose(pipe);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+TEST(RunCommandTest, DemoModelAnswersAndPrintsStats) {
+  if (!fs::exists(kDemo / "config.json") || !fs::exists(kDemo / "tokenizer.json"))
+    GTEST_SKIP() << "models/clover-demo is not there yet (config.json + tokenizer.json)";
+  for (const char* decoder : {"diffusion", "ar"}) {
+    const auto [rc, out] = Clover(kDemo.string() + " --prompt 'What is 2+3?' --max-tokens 24 " +
+                                  "--decoder " + decoder);
+    EXPECT_EQ(rc, 0) << decoder;
+    const std::regex stats(
+        R"(\[(\d+) tokens, \d+ blocks, (\d+) passes \(\d+ preview \+ \d+ commit.*\), [0-9.]+ tokens/pass, [0-9.]+ tok/s)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(out, m, stats)) << decoder << ":\n" << out;
+    EXPECT_GT(std::stoi(m[1]), 0) << decoder;
+    EXPECT_GT(std::stoi(m[2]), 0) << decoder;
+  }
+}
+
+TEST(RunCommandTest, MissingModelIsAClearError) {
+  const auto [rc, out] = Clover("/nonexistent/model --prompt hi");
+  EXPECT_NE(rc, 0);
+}
+
+TEST(LogitsBlockTest, PreviewMatchesCloverTinyGolden) {
+  const std::string dir = std::string(CLOVER_SHARED_DIR) + "/golden/clover-tiny/";
+  std::ifstream in(dir + "clover_golden.json");
+  ASSERT_TRUE(in.good());
+  const nlohmann::json g = nlohmann::json::parse(in);
+  const nlohmann::json& c = g["cases"]["iii_fixed_causal_gdn"];
+  std::string prefix, block;
+  for (int id : g["prefix"]) prefix += (prefix.empty() ? "" : ",") + std::to_string(id);
+  for (int id : c["block"]) block += (block.empty() ? "" : ",") + std::to_string(id == 511 ? -1 : id);
+  const fs::path out = fs::temp_directory_path() / ("clover_preview_" + std::to_string(::getpid()) + ".json");
+  const auto [rc, unused] = Clover("logits " + dir + "model-f32.gguf --ids " + prefix + " --block " +
+                                   block + " --preview-gdn causal --out " + out.string());
+  ASSERT_EQ(rc, 0);
+  std::ifstream got_in(out);
+  const nlohmann::json got = nlohmann::json::parse(got_in);
+  fs::remove(out);
+  ASSERT_EQ(got["logits"].size(), 8u);
+  double max_diff = 0;
+  for (size_t r = 0; r < 8; ++r)
+    for (size_t v = 0; v < 512; ++v)
+      max_diff = std::max(max_diff, std::abs(got["logits"][r][v].get<double>() -
+                                             c["logits"][r][v].get<double>()));
+  EXPECT_LE(max_diff, 1e-4);
+  ASSERT_EQ(got["coreset"].size(), 4u);
+  for (int il = 0; il < 4; ++il)
+    EXPECT_EQ(got["coreset"][il], c["coreset"][std::to_string(il)]["kept"]) << "layer " << il;
+}
+
+}  // namespace
+}  // namespace clover::cli
