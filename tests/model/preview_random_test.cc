@@ -2,6 +2,7 @@
 // against naive double-precision references that build the block mask explicitly.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -136,6 +137,175 @@ TEST(PreviewReferenceTest, BackwardScanMatchesNaiveDouble) {
       }
       if (i == B - 1) {
         for (int b = 0; b < c.dv; ++b) EXPECT_EQ(bwd[i * vd + h * c.dv + b], 0.0f);
+      }
+    }
+  }
+  EXPECT_LT(max_err, 1e-4);
+}
+
+std::vector<double> MatVec(const TensorView& m, const float* x, int64_t in) {
+  const int64_t out = m.numel() / in;
+  std::vector<double> y(out, 0.0);
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t i = 0; i < in; ++i) y[o] += double{m.f32()[o * in + i]} * x[i];
+  return y;
+}
+
+void RmsNormD(double* x, int64_t n, const float* w, double eps) {
+  double ss = 0;
+  for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+  const double r = 1.0 / std::sqrt(ss / n + eps);
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * r * w[i];
+}
+
+void RopeD(double* x, int rope_dim, int64_t pos, double theta) {
+  const int half = rope_dim / 2;
+  for (int i = 0; i < half; ++i) {
+    const double angle = pos * std::pow(theta, -2.0 * i / rope_dim);
+    const double a = x[i], b = x[i + half];
+    x[i] = a * std::cos(angle) - b * std::sin(angle);
+    x[i + half] = b * std::cos(angle) + a * std::sin(angle);
+  }
+}
+
+// The preview attention layer in double: K/V of the prefix and of the block rows from their
+// normed inputs, scores through an explicit [B x (p+B)] visibility matrix (prefix and the whole
+// block visible: no mask inside the block), output gate and o_proj.
+TEST(PreviewReferenceTest, AttentionMatchesNaiveDoubleWithExplicitBlockMask) {
+  const ModelWeights w = RandomClover("clover-tiny", 9);
+  const ModelConfig& c = w.config;
+  const int layer = 3;
+  ASSERT_EQ(c.layer_kinds[layer], LayerKind::kFullAttention);
+  const AttentionWeights& a = w.layers[layer].attn;
+  for (int p : {13, 16}) {
+    Engine e(w, 2, SelectIsa().value(), /*kv_page_size=*/8);
+    Dumps d;
+    Record(*e.model, &d);
+    SequenceState seq = e.model->NewSequence();
+    e.Append(seq, Ids(p, 2, 512));
+    const std::vector<float> prefix_x = d.at("attn_norm-3");
+    const int B = 8;
+    std::vector<int32_t> rows(B, static_cast<int32_t>(*c.mask_token_id));
+    rows[4] = 77;
+    e.Preview(seq, rows);
+    const std::vector<float>& block_x = d.at("attn_norm-3");
+    const std::vector<float>& got = d.at("attn_output-3");
+    const int64_t H = c.hidden, dh = c.head_dim, T = p + B;
+    // K, V of every position; q and gate of the block rows.
+    std::vector<std::vector<double>> K(T), V(T), Q(B), G(B);
+    for (int64_t t = 0; t < T; ++t) {
+      const float* x = t < p ? prefix_x.data() + t * H : block_x.data() + (t - p) * H;
+      K[t] = MatVec(a.k, x, H);
+      V[t] = MatVec(a.v, x, H);
+      for (int j = 0; j < c.n_head_kv; ++j) {
+        RmsNormD(K[t].data() + j * dh, dh, a.k_norm.f32(), c.rms_eps);
+        RopeD(K[t].data() + j * dh, c.rope_dim, t, c.rope_theta);
+      }
+      if (t < p) continue;
+      const std::vector<double> qg = MatVec(a.q, x, H);
+      Q[t - p].resize(c.n_head * dh);
+      G[t - p].resize(c.n_head * dh);
+      for (int h = 0; h < c.n_head; ++h) {
+        std::copy(qg.begin() + h * 2 * dh, qg.begin() + h * 2 * dh + dh, Q[t - p].begin() + h * dh);
+        std::copy(qg.begin() + h * 2 * dh + dh, qg.begin() + (h + 1) * 2 * dh, G[t - p].begin() + h * dh);
+        RmsNormD(Q[t - p].data() + h * dh, dh, a.q_norm.f32(), c.rms_eps);
+        RopeD(Q[t - p].data() + h * dh, c.rope_dim, t, c.rope_theta);
+      }
+    }
+    std::vector<std::vector<bool>> visible(B, std::vector<bool>(T));
+    for (int i = 0; i < B; ++i)
+      for (int64_t t = 0; t < T; ++t) visible[i][t] = t < p || (t >= p && t < p + B);
+    double max_err = 0;
+    const int group = c.n_head / c.n_head_kv;
+    for (int i = 0; i < B; ++i) {
+      std::vector<float> att(c.n_head * dh);
+      for (int h = 0; h < c.n_head; ++h) {
+        const int64_t kv = static_cast<int64_t>(h / group) * dh;
+        std::vector<double> sc(T, -1e300);
+        double mx = -1e300;
+        for (int64_t t = 0; t < T; ++t) {
+          if (!visible[i][t]) continue;
+          double s = 0;
+          for (int64_t x = 0; x < dh; ++x) s += Q[i][h * dh + x] * K[t][kv + x];
+          sc[t] = s / std::sqrt(static_cast<double>(dh));
+          mx = std::max(mx, sc[t]);
+        }
+        double z = 0;
+        std::vector<double> o(dh, 0.0);
+        for (int64_t t = 0; t < T; ++t) {
+          if (!visible[i][t]) continue;
+          const double e = std::exp(sc[t] - mx);
+          z += e;
+          for (int64_t x = 0; x < dh; ++x) o[x] += e * V[t][kv + x];
+        }
+        for (int64_t x = 0; x < dh; ++x)
+          att[h * dh + x] = static_cast<float>(o[x] / z * Sigmoid(G[i][h * dh + x]));
+      }
+      const std::vector<double> out = MatVec(a.o, att.data(), c.n_head * dh);
+      for (int64_t x = 0; x < H; ++x) max_err = std::max(max_err, std::abs(out[x] - got[i * H + x]));
+    }
+    EXPECT_LT(max_err, 1e-4) << "prefix " << p;
+  }
+}
+
+// The forward GDN branch of a preview in double: causal conv from the committed conv state, the
+// delta rule from the committed recurrent state, compared before the backward mix.
+TEST(PreviewReferenceTest, ForwardScanMatchesNaiveDouble) {
+  const ModelWeights w = RandomClover("clover-tiny", 12);
+  const ModelConfig& c = w.config;
+  Engine e(w);
+  Dumps d;
+  SequenceState seq = e.model->NewSequence();
+  e.Append(seq, Ids(11, 3, 512));
+  Record(*e.model, &d);
+  const int B = 16;
+  std::vector<int32_t> rows(B, static_cast<int32_t>(*c.mask_token_id));
+  rows[0] = 3;
+  e.Preview(seq, rows);
+  const GdnWeights& g = w.layers[0].gdn;
+  const std::vector<float>& xn = d.at("attn_norm-0");
+  const std::vector<float>& got = d.at("gdn_core_out-0");
+  const int64_t H = c.hidden, C = c.conv_dim(), kd = c.key_dim(), vd = c.value_dim();
+  const int K = c.conv_kernel;
+  std::vector<std::vector<double>> m(K - 1 + B);
+  const float* cs = seq.conv_state(0);
+  for (int j = 0; j < K - 1; ++j) m[j].assign(cs + j * C, cs + (j + 1) * C);
+  for (int i = 0; i < B; ++i) m[K - 1 + i] = MatVec(g.qkv, xn.data() + i * H, H);
+  std::vector<double> S(seq.recurrent_state(0), seq.recurrent_state(0) + int64_t{c.hv} * c.dk * c.dv);
+  double max_err = 0;
+  for (int i = 0; i < B; ++i) {
+    std::vector<double> conv(C);
+    for (int64_t ch = 0; ch < C; ++ch) {
+      double s = 0;
+      for (int j = 0; j < K; ++j) s += double{g.conv.f32()[ch * K + j]} * m[i + j][ch];
+      conv[ch] = s * Sigmoid(s);
+    }
+    for (int h = 0; h < c.hk; ++h) {
+      for (int64_t off : {int64_t{0}, kd}) {
+        double nrm = 0;
+        for (int x = 0; x < c.dk; ++x) nrm += conv[off + h * c.dk + x] * conv[off + h * c.dk + x];
+        const double scale = (off == 0 ? 1.0 / std::sqrt(double{1.0} * c.dk) : 1.0) / std::sqrt(nrm + 1e-6);
+        for (int x = 0; x < c.dk; ++x) conv[off + h * c.dk + x] *= scale;
+      }
+    }
+    const std::vector<double> bt = MatVec(g.beta, xn.data() + i * H, H);
+    const std::vector<double> al = MatVec(g.alpha, xn.data() + i * H, H);
+    for (int h = 0; h < c.hv; ++h) {
+      const int64_t kq = static_cast<int64_t>(h % c.hk) * c.dk;
+      double* s = S.data() + int64_t{h} * c.dk * c.dv;
+      const double decay = std::exp(double{g.a.f32()[h]} * Softplus(al[h] + g.dt_bias.f32()[h]));
+      const double beta = Sigmoid(bt[h]);
+      for (int64_t x = 0; x < int64_t{c.dk} * c.dv; ++x) s[x] *= decay;
+      for (int b = 0; b < c.dv; ++b) {
+        double sk = 0;
+        for (int x = 0; x < c.dk; ++x) sk += s[x * c.dv + b] * conv[kd + kq + x];
+        const double u = beta * (conv[2 * kd + h * c.dv + b] - sk);
+        for (int x = 0; x < c.dk; ++x) s[x * c.dv + b] += conv[kd + kq + x] * u;
+      }
+      for (int b = 0; b < c.dv; ++b) {
+        double o = 0;
+        for (int x = 0; x < c.dk; ++x) o += s[x * c.dv + b] * conv[kq + x];
+        max_err = std::max(max_err, std::abs(o - got[i * vd + h * c.dv + b]));
       }
     }
   }
