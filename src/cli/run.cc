@@ -52,8 +52,10 @@ Result<std::string> DemoModelPath() {
   }
   std::string tried;
   for (const fs::path& p : candidates) tried += (tried.empty() ? "" : ", ") + p.string();
-  return NotFound("run: no MODEL given and the embedded demo model is not there (looked for "
-                  "config.json in " + tried + "); pass a model path");
+  return NotFound(
+      "run: no MODEL given and the embedded demo model is not there (looked for "
+      "config.json in " +
+      tried + "); pass a model path");
 }
 
 // Prints one chat turn's output as it streams: reasoning dimmed on a terminal, content plain.
@@ -142,29 +144,29 @@ class ChatSession {
     TurnPrinter printer(thinking);
     g_interrupted = false;
     std::string pending;  // bytes of an unfinished UTF-8 character at a block boundary
-    CLOVER_ASSIGN_OR_RETURN(
-        decode::GenerateResult r,
-        generator_.Run(
-            *decoder,
-            [&](const decode::StepEvents& ev) {
-              pending += ev.text;
-              const size_t cut = CompleteUtf8Prefix(pending);
-              printer.Feed(std::string_view(pending).substr(0, cut));
-              pending.erase(0, cut);
-            },
-            &g_interrupted));
+    CLOVER_ASSIGN_OR_RETURN(decode::GenerateResult r,
+                            generator_.Run(
+                                *decoder,
+                                [&](const decode::StepEvents& ev) {
+                                  pending += ev.text;
+                                  const size_t cut = CompleteUtf8Prefix(pending);
+                                  printer.Feed(std::string_view(pending).substr(0, cut));
+                                  pending.erase(0, cut);
+                                },
+                                &g_interrupted));
     printer.Feed(pending);
     printer.Finish();
     messages_.push_back({{"role", "assistant"}, {"content", printer.content()}});
     const decode::DecodeCounters& c = r.counters;
     const double tps = r.seconds > 0 ? static_cast<double>(c.tokens) / r.seconds : 0.0;
-    std::printf("[%lld tokens, %lld blocks, %lld passes (%lld preview + %lld commit%s), "
-                 "%.2f tokens/pass, %.1f tok/s%s]\n",
-                 static_cast<long long>(c.tokens), static_cast<long long>(c.blocks),
-                 static_cast<long long>(c.passes()), static_cast<long long>(c.preview_passes),
-                 static_cast<long long>(c.commit_passes),
-                 c.ar_passes > 0 ? (" + " + std::to_string(c.ar_passes) + " ar").c_str() : "",
-                 c.tokens_per_pass(), tps, r.cancelled ? ", interrupted" : "");
+    std::printf(
+        "[%lld tokens, %lld blocks, %lld passes (%lld preview + %lld commit%s), "
+        "%.2f tokens/pass, %.1f tok/s%s]\n",
+        static_cast<long long>(c.tokens), static_cast<long long>(c.blocks),
+        static_cast<long long>(c.passes()), static_cast<long long>(c.preview_passes),
+        static_cast<long long>(c.commit_passes),
+        c.ar_passes > 0 ? (" + " + std::to_string(c.ar_passes) + " ar").c_str() : "",
+        c.tokens_per_pass(), tps, r.cancelled ? ", interrupted" : "");
     return Status::Ok();
   }
 
@@ -204,22 +206,15 @@ Status RunChat(RunOptions opts) {
   std::signal(SIGINT, OnSigint);
   if (!opts.prompt.empty()) return session.Turn(opts.prompt);
 
-  std::fprintf(stderr, "clover run: %s (%s decoder). /reset clears the history, /exit or EOF quits; "
-                       "Ctrl-C stops an answer.\n",
+  std::fprintf(stderr,
+               "clover run: %s (%s decoder). /reset clears the history, /exit or EOF quits; "
+               "Ctrl-C stops an answer.\n",
                opts.model.c_str(), opts.decoder.c_str());
   std::string line;
   while (true) {
     std::fputs("> ", stdout);
     std::fflush(stdout);
-    if (!std::getline(std::cin, line)) {
-      if (g_interrupted) {  // Ctrl-C at the prompt: keep going
-        std::cin.clear();
-        g_interrupted = false;
-        std::fputs("\n", stdout);
-        continue;
-      }
-      break;
-    }
+    if (!std::getline(std::cin, line)) break;
     if (line == "/exit" || line == "/quit") break;
     if (line == "/reset") {
       session.Reset();
@@ -237,8 +232,10 @@ Status RunChat(RunOptions opts) {
 void RegisterRunCommand(CLI::App& app) {
   auto opts = std::make_shared<RunOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "run", "chat with a model (interactive, or one answer with --prompt); no MODEL: the demo model");
-  cmd->add_option("model", opts->model, "GGUF file or model directory (default: models/clover-demo)");
+      "run",
+      "chat with a model (interactive, or one answer with --prompt); no MODEL: the demo model");
+  cmd->add_option("model", opts->model,
+                  "GGUF file or model directory (default: models/clover-demo)");
   cmd->add_option("--prompt", opts->prompt, "answer this one message and exit");
   cmd->add_option("--system", opts->system, "system message");
   cmd->add_flag("--no-think", opts->no_think, "render the template with enable_thinking=false");

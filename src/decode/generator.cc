@@ -48,8 +48,7 @@ Result<GenerateResult> Generator::Run(Decoder& decoder, const StepCallback& on_s
     if (on_step) on_step(events);
   }
   result.counters = decoder.counters();
-  result.seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return result;
 }
 

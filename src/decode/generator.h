@@ -21,11 +21,11 @@ struct GenerateResult {
   std::optional<FinishReason> finish;  // unset when cancelled
   bool cancelled = false;
   DecodeCounters counters;
-  int64_t forward_calls = 0;           // Model::Forward calls after the prefill
+  int64_t forward_calls = 0;  // Model::Forward calls after the prefill
   // Per layer: distinct routed experts summed over the forward calls after the prefill (divide by
   // forward_calls for the mean per pass).
   std::vector<int64_t> distinct_experts_sum;
-  double seconds = 0.0;                // wall time of the whole generation, prefill included
+  double seconds = 0.0;  // wall time of the whole generation, prefill included
 };
 
 // Called after every Consume() with its events (text is cut at stop strings by the decoder).

@@ -42,11 +42,11 @@ class ForwardScratch {
     kSharedUp,
     kSharedOut,
     kHeadIn,
-    kPreviewK,       // preview attention: scratch KV pages (tail of the prefix + block rows)
+    kPreviewK,  // preview attention: scratch KV pages (tail of the prefix + block rows)
     kPreviewV,
-    kPreviewConv,    // preview GDN: copies of the committed conv / recurrent state
+    kPreviewConv,  // preview GDN: copies of the committed conv / recurrent state
     kPreviewState,
-    kPreviewBwdConv, // preview GDN backward branch: conv output, gates, core output
+    kPreviewBwdConv,  // preview GDN backward branch: conv output, gates, core output
     kPreviewBwdGates,
     kPreviewBwdCore,
     kSlotCount
@@ -75,7 +75,7 @@ struct GroupRows {
 // What the MoE layers of one pass report: per layer, how many distinct experts ran, and per
 // preview group the coreset's kept experts (descending votes).
 struct PassStats {
-  std::vector<int> distinct_experts;                     // [layer], 0 for no MoE
+  std::vector<int> distinct_experts;                       // [layer], 0 for no MoE
   std::vector<std::vector<std::vector<int32_t>>> coreset;  // [group][layer]
 };
 

@@ -72,9 +72,8 @@ Status Model::ValidateBatch(const ForwardBatch& batch) const {
       const AppendGroup& a = batch.appends[index];
       g = {a.state, a.tokens, a.first_pos, a.logit_rows};
     }
-    const std::string where =
-        std::string("forward: ") + (preview ? "preview" : "append") + " group " +
-        std::to_string(index);
+    const std::string where = std::string("forward: ") + (preview ? "preview" : "append") +
+                              " group " + std::to_string(index);
     if (g.state == nullptr) return InvalidArgument(where + ": no sequence state");
     if (!seen.insert(g.state).second) {
       return InvalidArgument(where + ": the same sequence state appears in two groups");
@@ -129,7 +128,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     }
     stats.distinct_experts.assign(cfg.n_layers, 0);
     RunPass(groups, rows, /*preview=*/false, scratch, &stats, &logits);
-    for (int il = 0; il < cfg.n_layers; ++il) logits.distinct_experts[il] += stats.distinct_experts[il];
+    for (int il = 0; il < cfg.n_layers; ++il)
+      logits.distinct_experts[il] += stats.distinct_experts[il];
     for (const GroupRows& g : groups) g.state->set_length(g.first_pos + g.count);
   }
   if (!batch.previews.empty()) {
@@ -145,7 +145,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     stats.distinct_experts.assign(cfg.n_layers, 0);
     stats.coreset.assign(groups.size(), std::vector<std::vector<int32_t>>(cfg.n_layers));
     RunPass(groups, rows, /*preview=*/true, scratch, &stats, &logits);
-    for (int il = 0; il < cfg.n_layers; ++il) logits.distinct_experts[il] += stats.distinct_experts[il];
+    for (int il = 0; il < cfg.n_layers; ++il)
+      logits.distinct_experts[il] += stats.distinct_experts[il];
     logits.coresets = std::move(stats.coreset);
   }
   return logits;

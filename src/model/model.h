@@ -19,7 +19,8 @@ namespace clover::model {
 inline constexpr int64_t kDefaultKvPageSize = 256;
 
 // Stateless apart from the weights: every sequence's state lives in its SequenceState.
-// Forward calls sharing one KernelContext must not overlap (the thread pool runs one job at a time).
+// Forward calls sharing one KernelContext must not overlap (the thread pool runs one job at a
+// time).
 class Model {
  public:
   // Returns a model over `weights` (copied views; the storage is shared), after checking every
@@ -34,8 +35,9 @@ class Model {
 
   // Runs every group of `batch` and returns the logits of the requested rows. Append groups
   // advance their states; preview groups (clover-spec.md §3, §4) read their committed state only
-  // and run after the appends, in a pass of their own (a state may not be in both kinds). Errors (bad token id, position != state length, a state in two
-  // groups, over the context) are returned before any state changes.
+  // and run after the appends, in a pass of their own (a state may not be in both kinds). Errors
+  // (bad token id, position != state length, a state in two groups, over the context) are returned
+  // before any state changes.
   Result<ForwardLogits> Forward(const ForwardBatch& batch, ForwardScratch& scratch) const;
 
   const ModelConfig& config() const { return weights_.config; }

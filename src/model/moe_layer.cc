@@ -6,7 +6,6 @@
 #include <span>
 
 #include "core/check.h"
-
 #include "kernels/matmul.h"
 #include "kernels/ref/activations.h"
 #include "kernels/ref/softmax.h"

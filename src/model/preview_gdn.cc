@@ -53,7 +53,8 @@ void GdnPreviewBackward(const ForwardContext& fc, int layer, const GdnWeights& w
             acc += wc[c * K + j] * mixed[(g.begin + t + j) * conv_dim + c];
           o[c] = kernels::ref::Silu(acc);
         }
-        for (int h = 0; h < hk; ++h) kernels::ref::L2Norm(o + key_dim + h * dk, dk, cfg.rms_eps, 1.0f);
+        for (int h = 0; h < hk; ++h)
+          kernels::ref::L2Norm(o + key_dim + h * dk, dk, cfg.rms_eps, 1.0f);
       }
     });
   }
@@ -82,10 +83,12 @@ void GdnPreviewBackward(const ForwardContext& fc, int layer, const GdnWeights& w
             const float* v = conv + r * conv_dim + 2 * key_dim + h * dv;
             kc.table.scale(std::exp(decay[r * hv + h]), state.data(), dk * dv);
             std::copy(v, v + dv, u.begin());
-            for (int64_t i = 0; i < dk; ++i) kc.table.axpy(-k[i], state.data() + i * dv, u.data(), dv);
+            for (int64_t i = 0; i < dk; ++i)
+              kc.table.axpy(-k[i], state.data() + i * dv, u.data(), dv);
             const float b = beta[r * hv + h];
             for (int64_t j = 0; j < dv; ++j) u[j] *= b;
-            for (int64_t i = 0; i < dk; ++i) kc.table.axpy(k[i], u.data(), state.data() + i * dv, dv);
+            for (int64_t i = 0; i < dk; ++i)
+              kc.table.axpy(k[i], u.data(), state.data() + i * dv, dv);
           }
         }
       },

@@ -169,8 +169,9 @@ Result<ModelConfig> RandomModelConfig(const std::string& name) {
     c.expert_ffn = 256;
     c.shared_ffn = 256;
   } else {
-    return InvalidArgument("random model '" + name +
-                           "': unknown, expected tiny, clover-tiny, clover-tiny-nopreview or medium");
+    return InvalidArgument(
+        "random model '" + name +
+        "': unknown, expected tiny, clover-tiny, clover-tiny-nopreview or medium");
   }
   if (clover) {
     c.family = ModelFamily::kCloverMoe;

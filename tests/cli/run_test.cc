@@ -1,7 +1,6 @@
 // `clover run --prompt` on the embedded demo model (models/clover-demo), and `clover logits
 // --block` on the clover-tiny golden.
 #include <gtest/gtest.h>
-
 #include <sys/wait.h>
 
 #include <cstdio>
@@ -20,8 +19,8 @@ const fs::path kDemo = fs::path(CLOVER_FIXTURES_DIR) / ".." / ".." / "models" / 
 
 // Runs the clover binary with `args`; returns its exit code and stdout (stderr discarded).
 std::pair<int, std::string> Clover(const std::string& args) {
-  const std::string cmd = std::string("CLOVER_NO_PROGRESS=1 ") + CLOVER_BINARY + " " + args +
-                          " 2>/dev/null </dev/null";
+  const std::string cmd =
+      std::string("CLOVER_NO_PROGRESS=1 ") + CLOVER_BINARY + " " + args + " 2>/dev/null </dev/null";
   std::string out;
   FILE* pipe = ::popen(cmd.c_str(), "r");
   if (pipe == nullptr) return {-1, out};
@@ -61,10 +60,13 @@ TEST(LogitsBlockTest, PreviewMatchesCloverTinyGolden) {
   const nlohmann::json& c = g["cases"]["iii_fixed_causal_gdn"];
   std::string prefix, block;
   for (int id : g["prefix"]) prefix += (prefix.empty() ? "" : ",") + std::to_string(id);
-  for (int id : c["block"]) block += (block.empty() ? "" : ",") + std::to_string(id == 511 ? -1 : id);
-  const fs::path out = fs::temp_directory_path() / ("clover_preview_" + std::to_string(::getpid()) + ".json");
-  const auto [rc, unused] = Clover("logits " + dir + "model-f32.gguf --ids " + prefix + " --block " +
-                                   block + " --preview-gdn causal --out " + out.string());
+  for (int id : c["block"])
+    block += (block.empty() ? "" : ",") + std::to_string(id == 511 ? -1 : id);
+  const fs::path out =
+      fs::temp_directory_path() / ("clover_preview_" + std::to_string(::getpid()) + ".json");
+  const auto [rc, unused] =
+      Clover("logits " + dir + "model-f32.gguf --ids " + prefix + " --block " + block +
+             " --preview-gdn causal --out " + out.string());
   ASSERT_EQ(rc, 0);
   std::ifstream got_in(out);
   const nlohmann::json got = nlohmann::json::parse(got_in);
@@ -73,8 +75,8 @@ TEST(LogitsBlockTest, PreviewMatchesCloverTinyGolden) {
   double max_diff = 0;
   for (size_t r = 0; r < 8; ++r)
     for (size_t v = 0; v < 512; ++v)
-      max_diff = std::max(max_diff, std::abs(got["logits"][r][v].get<double>() -
-                                             c["logits"][r][v].get<double>()));
+      max_diff = std::max(
+          max_diff, std::abs(got["logits"][r][v].get<double>() - c["logits"][r][v].get<double>()));
   EXPECT_LE(max_diff, 1e-4);
   ASSERT_EQ(got["coreset"].size(), 4u);
   for (int il = 0; il < 4; ++il)

@@ -103,7 +103,8 @@ TEST_P(GeneratorInvariantTest, DiffusionKeepsInvariantsAndCommitEqualsAr) {
   const std::vector<float> b = model::testing::StateBytes(ar, w.config);
   ASSERT_EQ(a.size(), b.size());
   double max_state = 0;
-  for (size_t i = 0; i < a.size(); ++i) max_state = std::max<double>(max_state, std::abs(a[i] - b[i]));
+  for (size_t i = 0; i < a.size(); ++i)
+    max_state = std::max<double>(max_state, std::abs(a[i] - b[i]));
   EXPECT_LT(max_state, 1e-4);
   model::SequenceState& committed = const_cast<model::SequenceState&>(gen.state());
   EXPECT_LT(model::testing::MaxAbsDiff(e.Append(committed, {7}), e.Append(ar, {7})), 1e-4);
@@ -112,8 +113,7 @@ TEST_P(GeneratorInvariantTest, DiffusionKeepsInvariantsAndCommitEqualsAr) {
 INSTANTIATE_TEST_SUITE_P(
     RandomClover, GeneratorInvariantTest,
     ::testing::Combine(::testing::Values("clover-tiny", "clover-tiny-nopreview"),
-                       ::testing::Values(8, 16, 32), ::testing::Values(32, 13),
-                       ::testing::Bool()),
+                       ::testing::Values(8, 16, 32), ::testing::Values(32, 13), ::testing::Bool()),
     [](const auto& info) {
       return std::string(std::get<0>(info.param) == "clover-tiny" ? "Preview" : "NoPreview") +
              "_B" + std::to_string(std::get<1>(info.param)) + "_P" +

@@ -46,10 +46,10 @@ TEST_P(CloverTinyPreviewTest, PreviewCasesCoresetsAndCommitMatchReference) {
   for (const auto& [name, c] : g["cases"].items()) {
     SCOPED_TRACE(name);
     const std::string mode = c["preview_gdn"].get<std::string>();
-    ASSERT_TRUE(e.model
-                    ->set_preview_gdn(mode == "causal" ? PreviewGdn::kCausal
-                                                       : PreviewGdn::kBidirectional)
-                    .ok());
+    ASSERT_TRUE(
+        e.model
+            ->set_preview_gdn(mode == "causal" ? PreviewGdn::kCausal : PreviewGdn::kBidirectional)
+            .ok());
     const std::vector<int32_t> block = c["block"].get<std::vector<int32_t>>();
     ForwardLogits raw;
     const Logits got = e.Preview(seq, block, &raw);
@@ -57,7 +57,8 @@ TEST_P(CloverTinyPreviewTest, PreviewCasesCoresetsAndCommitMatchReference) {
     ASSERT_EQ(raw.coresets.size(), 1u);
     ASSERT_EQ(raw.coresets[0].size(), static_cast<size_t>(w->config.n_layers));
     for (int il = 0; il < w->config.n_layers; ++il) {
-      std::vector<int32_t> want = c["coreset"][std::to_string(il)]["kept"].get<std::vector<int32_t>>();
+      std::vector<int32_t> want =
+          c["coreset"][std::to_string(il)]["kept"].get<std::vector<int32_t>>();
       std::vector<int32_t> have = raw.coresets[0][il];
       std::sort(want.begin(), want.end());
       std::sort(have.begin(), have.end());

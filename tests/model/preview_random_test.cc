@@ -120,8 +120,8 @@ TEST(PreviewReferenceTest, BackwardScanMatchesNaiveDouble) {
         for (int a = 0; a < c.dk; ++a) nrm += conv[t * C + kd + kq + a] * conv[t * C + kd + kq + a];
         for (int a = 0; a < c.dk; ++a) k[a] = conv[t * C + kd + kq + a] / std::sqrt(nrm + 1e-6);
         const double beta = Sigmoid(matvec(g.beta_bwd, h, t));
-        const double decay =
-            std::exp(double{g.a_bwd.f32()[h]} * Softplus(matvec(g.alpha_bwd, h, t) + g.dt_bwd.f32()[h]));
+        const double decay = std::exp(double{g.a_bwd.f32()[h]} *
+                                      Softplus(matvec(g.alpha_bwd, h, t) + g.dt_bwd.f32()[h]));
         for (double& s : S) s *= decay;
         for (int b = 0; b < c.dv; ++b) {
           double sk = 0;
@@ -207,7 +207,8 @@ TEST(PreviewReferenceTest, AttentionMatchesNaiveDoubleWithExplicitBlockMask) {
       G[t - p].resize(c.n_head * dh);
       for (int h = 0; h < c.n_head; ++h) {
         std::copy(qg.begin() + h * 2 * dh, qg.begin() + h * 2 * dh + dh, Q[t - p].begin() + h * dh);
-        std::copy(qg.begin() + h * 2 * dh + dh, qg.begin() + (h + 1) * 2 * dh, G[t - p].begin() + h * dh);
+        std::copy(qg.begin() + h * 2 * dh + dh, qg.begin() + (h + 1) * 2 * dh,
+                  G[t - p].begin() + h * dh);
         RmsNormD(Q[t - p].data() + h * dh, dh, a.q_norm.f32(), c.rms_eps);
         RopeD(Q[t - p].data() + h * dh, c.rope_dim, t, c.rope_theta);
       }
@@ -242,7 +243,8 @@ TEST(PreviewReferenceTest, AttentionMatchesNaiveDoubleWithExplicitBlockMask) {
           att[h * dh + x] = static_cast<float>(o[x] / z * Sigmoid(G[i][h * dh + x]));
       }
       const std::vector<double> out = MatVec(a.o, att.data(), c.n_head * dh);
-      for (int64_t x = 0; x < H; ++x) max_err = std::max(max_err, std::abs(out[x] - got[i * H + x]));
+      for (int64_t x = 0; x < H; ++x)
+        max_err = std::max(max_err, std::abs(out[x] - got[i * H + x]));
     }
     EXPECT_LT(max_err, 1e-4) << "prefix " << p;
   }
@@ -271,7 +273,8 @@ TEST(PreviewReferenceTest, ForwardScanMatchesNaiveDouble) {
   const float* cs = seq.conv_state(0);
   for (int j = 0; j < K - 1; ++j) m[j].assign(cs + j * C, cs + (j + 1) * C);
   for (int i = 0; i < B; ++i) m[K - 1 + i] = MatVec(g.qkv, xn.data() + i * H, H);
-  std::vector<double> S(seq.recurrent_state(0), seq.recurrent_state(0) + int64_t{c.hv} * c.dk * c.dv);
+  std::vector<double> S(seq.recurrent_state(0),
+                        seq.recurrent_state(0) + int64_t{c.hv} * c.dk * c.dv);
   double max_err = 0;
   for (int i = 0; i < B; ++i) {
     std::vector<double> conv(C);
@@ -284,7 +287,8 @@ TEST(PreviewReferenceTest, ForwardScanMatchesNaiveDouble) {
       for (int64_t off : {int64_t{0}, kd}) {
         double nrm = 0;
         for (int x = 0; x < c.dk; ++x) nrm += conv[off + h * c.dk + x] * conv[off + h * c.dk + x];
-        const double scale = (off == 0 ? 1.0 / std::sqrt(double{1.0} * c.dk) : 1.0) / std::sqrt(nrm + 1e-6);
+        const double scale =
+            (off == 0 ? 1.0 / std::sqrt(double{1.0} * c.dk) : 1.0) / std::sqrt(nrm + 1e-6);
         for (int x = 0; x < c.dk; ++x) conv[off + h * c.dk + x] *= scale;
       }
     }
