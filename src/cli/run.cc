@@ -159,14 +159,19 @@ class ChatSession {
     messages_.push_back({{"role", "assistant"}, {"content", printer.content()}});
     const decode::DecodeCounters& c = r.counters;
     const double tps = r.seconds > 0 ? static_cast<double>(c.tokens) / r.seconds : 0.0;
+    // Mean distinct routed experts per MoE layer per pass (the weight traffic of a pass).
+    double experts = 0.0;
+    for (int64_t e : r.distinct_experts_sum) experts += static_cast<double>(e);
+    if (r.forward_calls > 0 && !r.distinct_experts_sum.empty())
+      experts /= static_cast<double>(r.forward_calls * r.distinct_experts_sum.size());
     std::printf(
         "[%lld tokens, %lld blocks, %lld passes (%lld preview + %lld commit%s), "
-        "%.2f tokens/pass, %.1f tok/s%s]\n",
+        "%.2f tokens/pass, %.1f tok/s, %.1f experts/layer/pass%s]\n",
         static_cast<long long>(c.tokens), static_cast<long long>(c.blocks),
         static_cast<long long>(c.passes()), static_cast<long long>(c.preview_passes),
         static_cast<long long>(c.commit_passes),
         c.ar_passes > 0 ? (" + " + std::to_string(c.ar_passes) + " ar").c_str() : "",
-        c.tokens_per_pass(), tps, r.cancelled ? ", interrupted" : "");
+        c.tokens_per_pass(), tps, experts, r.cancelled ? ", interrupted" : "");
     return Status::Ok();
   }
 

@@ -91,6 +91,11 @@ TEST_P(GeneratorInvariantTest, DiffusionKeepsInvariantsAndCommitEqualsAr) {
   EXPECT_EQ(r->tokens.size(), static_cast<size_t>(req.max_tokens));
   EXPECT_EQ(testing::CheckInvariants(dec.trace, static_cast<int32_t>(*cfg->mask_token_id)), "");
   EXPECT_GT(r->counters.preview_passes, 0);
+  EXPECT_EQ(r->forward_calls, r->counters.passes());
+  for (int64_t experts : r->distinct_experts_sum) {
+    EXPECT_GE(experts, r->forward_calls);  // every pass runs at least one expert per layer
+    EXPECT_LE(experts, r->forward_calls * cfg->n_experts);
+  }
   EXPECT_EQ(gen.state().length(), static_cast<int64_t>(dec.trace.state.size()));
 
   // I2: the committed state equals AR decoding of the same tokens (one token per forward), and

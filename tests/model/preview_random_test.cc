@@ -57,6 +57,44 @@ INSTANTIATE_TEST_SUITE_P(Models, PreviewI1Test,
                                                               : std::string("Without");
                          });
 
+// One call with an append group (sequence A) and a preview group (sequence B) returns the same
+// logits as two separate calls, appends first; a state in both kinds is rejected.
+TEST(PreviewBatchTest, MixedBatchEqualsSeparateCalls) {
+  const ModelWeights w = RandomClover("clover-tiny", 21);
+  Engine e(w);
+  SequenceState a = e.model->NewSequence();
+  SequenceState b = e.model->NewSequence();
+  SequenceState a2 = e.model->NewSequence();
+  e.Append(a, Ids(9, 1, 512));
+  e.Append(a2, Ids(9, 1, 512));
+  e.Append(b, Ids(12, 2, 512));
+  const std::vector<int32_t> step = {42, 43};
+  std::vector<int32_t> block(8, static_cast<int32_t>(*w.config.mask_token_id));
+  block[3] = 17;
+  const Logits want_append = e.Append(a2, step);
+  const Logits want_preview = e.Preview(b, block);
+
+  ForwardBatch batch;
+  batch.appends.push_back({&a, step, a.length(), {0, 1}});
+  batch.previews.push_back({&b, block, b.length(), {0, 1, 2, 3, 4, 5, 6, 7}});
+  Result<ForwardLogits> out = e.model->Forward(batch, e.scratch);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->n_rows, 10);
+  for (int r = 0; r < 10; ++r) {
+    const std::vector<float> row(out->row(r), out->row(r) + out->vocab);
+    EXPECT_EQ(row, r < 2 ? want_append[r] : want_preview[r - 2]) << "row " << r;
+  }
+  EXPECT_EQ(a.length(), 11);
+  EXPECT_EQ(b.length(), 12);
+
+  ForwardBatch both;
+  both.appends.push_back({&a, step, a.length(), {}});
+  both.previews.push_back({&a, block, a.length(), {}});
+  Result<ForwardLogits> bad = e.model->Forward(both, e.scratch);
+  EXPECT_FALSE(bad.ok());
+  EXPECT_EQ(a.length(), 11);
+}
+
 // Named activations of the last forward call.
 using Dumps = std::map<std::string, std::vector<float>>;
 
