@@ -27,7 +27,7 @@ struct RunOptions {
   std::string system;
   bool no_think = false;
   int64_t max_tokens = 1024;
-  std::string decoder = "diffusion";
+  std::string decoder;  // "" = diffusion on a Clover model, else ar
   double threshold = 0.95;
   int block = 0;
   float temperature = 0.0f;
@@ -205,6 +205,9 @@ Status RunChat(RunOptions opts) {
   if (opts.max_tokens < 1)
     return InvalidArgument("--max-tokens: " + std::to_string(opts.max_tokens) + ", expected >= 1");
   CLOVER_ASSIGN_OR_RETURN(std::unique_ptr<Engine> engine, LoadEngine(opts.model, opts.threads));
+  if (opts.decoder.empty()) {
+    opts.decoder = engine->model->config().mask_token_id ? "diffusion" : "ar";
+  }
   CLOVER_ASSIGN_OR_RETURN(tokenizer::Tokenizer tok, tokenizer::LoadTokenizer(opts.model));
   CLOVER_ASSIGN_OR_RETURN(tokenizer::ChatTemplate tmpl, tokenizer::LoadChatTemplate(opts.model));
   ChatSession session(opts, std::move(engine), std::move(tok), std::move(tmpl));
@@ -245,7 +248,8 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--system", opts->system, "system message");
   cmd->add_flag("--no-think", opts->no_think, "render the template with enable_thinking=false");
   cmd->add_option("--max-tokens", opts->max_tokens, "generated tokens per answer (default 1024)");
-  cmd->add_option("--decoder", opts->decoder, "diffusion or ar (default diffusion)");
+  cmd->add_option("--decoder", opts->decoder,
+                  "diffusion or ar (default: diffusion when the model has a mask token, else ar)");
   cmd->add_option("--threshold", opts->threshold, "LowConfidence threshold tau (default 0.95)");
   cmd->add_option("--block", opts->block, "block size 8, 16 or 32 (default: the model's)");
   cmd->add_option("--temperature", opts->temperature, "sampling temperature (default 0 = greedy)");
