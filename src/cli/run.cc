@@ -17,6 +17,7 @@
 #include "decode/request.h"
 #include "tokenizer/reasoning_parser.h"
 #include "tokenizer/source_loader.h"
+#include "tokenizer/utf8.h"
 
 namespace clover::cli {
 namespace {
@@ -144,17 +145,18 @@ class ChatSession {
     TurnPrinter printer(thinking);
     g_interrupted = false;
     std::string pending;  // bytes of an unfinished UTF-8 character at a block boundary
-    CLOVER_ASSIGN_OR_RETURN(decode::GenerateResult r,
-                            generator_.Run(
-                                *decoder,
-                                [&](const decode::StepEvents& ev) {
-                                  pending += ev.text;
-                                  const size_t cut = CompleteUtf8Prefix(pending);
-                                  printer.Feed(std::string_view(pending).substr(0, cut));
-                                  pending.erase(0, cut);
-                                },
-                                &g_interrupted));
-    printer.Feed(pending);
+    CLOVER_ASSIGN_OR_RETURN(
+        decode::GenerateResult r,
+        generator_.Run(
+            *decoder,
+            [&](const decode::StepEvents& ev) {
+              pending += ev.text;
+              const size_t cut = tokenizer::CompleteUtf8Prefix(pending);
+              printer.Feed(tokenizer::ToValidUtf8(std::string_view(pending).substr(0, cut)));
+              pending.erase(0, cut);
+            },
+            &g_interrupted));
+    printer.Feed(tokenizer::ToValidUtf8(pending));
     printer.Finish();
     messages_.push_back({{"role", "assistant"}, {"content", printer.content()}});
     const decode::DecodeCounters& c = r.counters;
@@ -176,20 +178,6 @@ class ChatSession {
   }
 
  private:
-  // Returns the length of the longest prefix of `s` that does not end inside a UTF-8 character.
-  static size_t CompleteUtf8Prefix(const std::string& s) {
-    size_t i = s.size();
-    for (int back = 0; back < 4 && i > 0; ++back) {
-      const unsigned char c = static_cast<unsigned char>(s[i - 1]);
-      if ((c & 0xC0) != 0x80) {  // a lead byte (or ASCII) at i-1
-        const size_t need = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : 4;
-        return s.size() - (i - 1) >= need ? s.size() : i - 1;
-      }
-      --i;
-    }
-    return s.size();
-  }
-
   const RunOptions& opts_;
   std::unique_ptr<Engine> engine_;
   tokenizer::Tokenizer tok_;
