@@ -95,6 +95,26 @@ TEST(PreviewBatchTest, MixedBatchEqualsSeparateCalls) {
   EXPECT_EQ(a.length(), 11);
 }
 
+// A one-row block is the causal step: attention sees [0, p] either way, the backward scan of the
+// last row reads the zero state, and the coreset of one row holds that row's own top-k. Also
+// covers a preview of an empty sequence (p = 0).
+TEST(PreviewBatchTest, OneRowPreviewEqualsCausalStep) {
+  const ModelWeights w = RandomClover("clover-tiny", 23);
+  Engine e(w);
+  for (int p : {0, 5}) {
+    SequenceState seq = e.model->NewSequence();
+    SequenceState causal = e.model->NewSequence();
+    if (p > 0) {
+      e.Append(seq, Ids(p, 4, 512));
+      e.Append(causal, Ids(p, 4, 512));
+    }
+    const Logits preview = e.Preview(seq, {99});
+    const Logits step = e.Append(causal, {99});
+    EXPECT_LE(testing::MaxAbsDiff(preview, step), 1e-5) << "p " << p;
+    EXPECT_EQ(seq.length(), p);
+  }
+}
+
 // Named activations of the last forward call.
 using Dumps = std::map<std::string, std::vector<float>>;
 
