@@ -16,6 +16,7 @@ void RegisterGenerateCommand(CLI::App& app);
 void RegisterBenchCommand(CLI::App& app);
 void RegisterTokenizeCommands(CLI::App& app);  // tokenize, detokenize, template
 void RegisterRunCommand(CLI::App& app);
+void RegisterEvalCommand(CLI::App& app);
 
 // Prints "clover: error: <message>" and returns the exit code for `status` (never 0).
 int ReportError(const Status& status);

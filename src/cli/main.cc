@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
   clover::cli::RegisterBenchCommand(app);
   clover::cli::RegisterTokenizeCommands(app);
   clover::cli::RegisterRunCommand(app);
+  clover::cli::RegisterEvalCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -2,6 +2,7 @@
 #include "cli/model_cli.h"
 
 #include <charconv>
+#include <filesystem>
 
 #include "kernels/kernel_table.h"
 #include "model/loader.h"
@@ -26,6 +27,23 @@ Result<std::unique_ptr<Engine>> MakeEngine(model::ModelWeights weights, int thre
 Result<std::unique_ptr<Engine>> LoadEngine(const std::string& path, int threads) {
   CLOVER_ASSIGN_OR_RETURN(model::ModelWeights weights, model::LoadModel(path));
   return MakeEngine(std::move(weights), threads);
+}
+
+Result<std::string> DemoModelPath(const std::string& command) {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> candidates = {fs::path("models") / "clover-demo"};
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "models" / "clover-demo");
+  for (const fs::path& p : candidates) {
+    if (fs::exists(p / "config.json", ec)) return p.string();
+  }
+  std::string tried;
+  for (const fs::path& p : candidates) tried += (tried.empty() ? "" : ", ") + p.string();
+  return NotFound(command +
+                  ": no MODEL given and the embedded demo model is not there (looked for "
+                  "config.json in " +
+                  tried + "); pass a model path");
 }
 
 Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::string& flag) {

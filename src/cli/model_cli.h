@@ -31,6 +31,10 @@ Result<std::unique_ptr<Engine>> LoadEngine(const std::string& path, int threads)
 // Returns an engine over `weights` (e.g. a random model).
 Result<std::unique_ptr<Engine>> MakeEngine(model::ModelWeights weights, int threads);
 
+// The embedded demo model: models/clover-demo under the working directory, else beside the build
+// directory that holds this binary. NotFound (prefixed with `command`) lists where it looked.
+Result<std::string> DemoModelPath(const std::string& command);
+
 // Parses "1,2,3" into integers; errors name `flag` and the bad item.
 Result<std::vector<int64_t>> ParseIntList(const std::string& text, const std::string& flag);
 

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -39,25 +38,6 @@ struct RunOptions {
 std::atomic<bool> g_interrupted{false};
 
 void OnSigint(int) { g_interrupted = true; }
-
-// The demo model: models/clover-demo under the working directory, else beside the build
-// directory that holds this binary.
-Result<std::string> DemoModelPath() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates = {fs::path("models") / "clover-demo"};
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back(exe.parent_path().parent_path() / "models" / "clover-demo");
-  for (const fs::path& p : candidates) {
-    if (fs::exists(p / "config.json", ec)) return p.string();
-  }
-  std::string tried;
-  for (const fs::path& p : candidates) tried += (tried.empty() ? "" : ", ") + p.string();
-  return NotFound(
-      "run: no MODEL given and the embedded demo model is not there (looked for "
-      "config.json in " +
-      tried + "); pass a model path");
-}
 
 // Prints one chat turn's output as it streams: reasoning dimmed on a terminal, content plain.
 class TurnPrinter {
@@ -188,7 +168,7 @@ class ChatSession {
 
 Status RunChat(RunOptions opts) {
   if (opts.model.empty()) {
-    CLOVER_ASSIGN_OR_RETURN(opts.model, DemoModelPath());
+    CLOVER_ASSIGN_OR_RETURN(opts.model, DemoModelPath("run"));
   }
   if (opts.max_tokens < 1)
     return InvalidArgument("--max-tokens: " + std::to_string(opts.max_tokens) + ", expected >= 1");
