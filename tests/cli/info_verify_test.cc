@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 const std::string kGolden = std::string(CLOVER_SHARED_DIR) + "/golden/";
-const std::string kShipped = std::string(CLOVER_FIXTURES_DIR) + "/../../models/clover-tiny-random";
+const std::string kShipped = std::string(CLOVER_SOURCE_DIR) + "/models/clover-tiny-random";
 
 struct RunResult {
   int rc = -1;

@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kDemo = fs::path(CLOVER_FIXTURES_DIR) / ".." / ".." / "models" / "clover-demo";
+const fs::path kDemo = fs::path(CLOVER_SOURCE_DIR) / "models" / "clover-demo";
 
 // Runs the clover binary with `args`; returns its exit code and stdout (stderr discarded).
 std::pair<int, std::string> Clover(const std::string& args) {

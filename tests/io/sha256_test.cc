@@ -34,7 +34,7 @@ TEST(Sha256Test, ParsesSidecar) {
 }
 
 TEST(Sha256Test, HashesShippedModelLikeItsSidecar) {
-  const std::string dir = std::string(CLOVER_FIXTURES_DIR) + "/../../models/clover-tiny-random/";
+  const std::string dir = std::string(CLOVER_SOURCE_DIR) + "/models/clover-tiny-random/";
   std::ifstream in(dir + "model.safetensors.sha256");
   std::stringstream ss;
   ss << in.rdbuf();
