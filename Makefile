@@ -2,7 +2,8 @@
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
-DEMO_MODEL ?= models/clover-tiny-random
+DEMO_MODEL ?= models/clover-demo
+DEMO_PROMPT ?= What is the capital of France?
 
 .PHONY: setup build demo test test-unit test-sanitize test-fuzz clean
 
@@ -16,6 +17,7 @@ build: setup
 demo: build
 	$(BUILD)/clover info $(DEMO_MODEL)
 	$(BUILD)/clover verify $(DEMO_MODEL)
+	$(BUILD)/clover run $(DEMO_MODEL) --prompt "$(DEMO_PROMPT)" --no-think
 
 test-unit: build
 	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
