@@ -1,5 +1,5 @@
-// `clover eval [MODEL]`: exact-match accuracy and speed of every decoder configuration on a suite of
-// checkable chat tasks (default: the demo model and its held-out eval_tasks.jsonl).
+// `clover eval [MODEL]`: exact-match accuracy and speed of every decoder configuration on a suite
+// of checkable chat tasks (default: the demo model and its held-out eval_tasks.jsonl).
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -137,7 +137,8 @@ std::string FinalAnswer(const std::string& text) {
 
 Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool has_mask) {
   std::vector<std::string> names;
-  const std::string list = opts.decoders.empty() ? (has_mask ? "ar,diffusion" : "ar") : opts.decoders;
+  const std::string list =
+      opts.decoders.empty() ? (has_mask ? "ar,diffusion" : "ar") : opts.decoders;
   for (size_t at = 0; at <= list.size();) {
     const size_t comma = std::min(list.find(',', at), list.size());
     names.push_back(list.substr(at, comma - at));
@@ -230,7 +231,8 @@ nlohmann::ordered_json RowJson(const ConfigResult& r) {
   const bool ar = r.config.kind == decode::DecoderKind::kAr;
   nlohmann::ordered_json row;
   row["decoder"] = decode::DecoderKindName(r.config.kind);
-  row["threshold"] = ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.config.threshold);
+  row["threshold"] =
+      ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.config.threshold);
   row["block"] = ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.config.block);
   row["accuracy"] = r.total.accuracy();
   row["tokens_per_pass"] = r.total.tokens_per_pass();
@@ -261,8 +263,8 @@ void PrintTable(const std::vector<ConfigResult>& results) {
   for (const ConfigResult& r : results) {
     const bool ar = r.config.kind == decode::DecoderKind::kAr;
     const std::string head =
-        ar ? "ar" : std::to_string(r.config.threshold).substr(0, 4) + "/" +
-                        std::to_string(r.config.block);
+        ar ? "ar"
+           : std::to_string(r.config.threshold).substr(0, 4) + "/" + std::to_string(r.config.block);
     std::printf(" %13s", head.c_str());
   }
   std::printf("\n");
@@ -356,7 +358,8 @@ Status RunEval(EvalOptions opts) {
 void RegisterEvalCommand(CLI::App& app) {
   auto opts = std::make_shared<EvalOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "eval", "exact-match accuracy and speed of each decoder on a task suite (default: demo model)");
+      "eval",
+      "exact-match accuracy and speed of each decoder on a task suite (default: demo model)");
   cmd->add_option("model", opts->model,
                   "GGUF file or model directory (default: models/clover-demo)");
   cmd->add_option("--suite", opts->suite,

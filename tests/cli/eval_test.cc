@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const fs::path kDemo = fs::path(CLOVER_FIXTURES_DIR) / ".." / ".." / "models" / "clover-demo";
+const fs::path kDemo = fs::path(CLOVER_SOURCE_DIR) / "models" / "clover-demo";
 
 // Runs the clover binary with `args`; returns its exit code and stdout (+ stderr when asked).
 std::pair<int, std::string> Clover(const std::string& args, bool with_stderr = false) {
@@ -49,7 +49,7 @@ TEST(EvalCommandTest, DemoSubsetRowsAndArAccuracyFloor) {
       if (task == "fixed" || task == "count") f << line << "\n";
     }
   }
-  const auto [rc, out] = Clover(kDemo.string() + " --suite " + suite.string() +
+  const auto [rc, out] = Clover("eval " + kDemo.string() + " --suite " + suite.string() +
                                 " --limit 24 --json --threads 2 --decoders ar,diffusion "
                                 "--thresholds 0.95 --blocks 8,32");
   fs::remove(suite);
@@ -87,10 +87,12 @@ TEST(EvalCommandTest, MalformedSuiteNamesFileAndLine) {
   const fs::path suite = fs::temp_directory_path() / "clover_eval_test_bad.jsonl";
   {
     std::ofstream f(suite);
-    f << R"({"task": "t", "messages": [{"role": "user", "content": "hi"}], "answer": "x"})" << "\n";
-    f << R"({"task": "t", "messages": [{"role": "user", "content": "hi"}]})" << "\n";
+    f << R"({"task": "t", "messages": [{"role": "user", "content": "hi"}], "answer": "x"})"
+      << "\n";
+    f << R"({"task": "t", "messages": [{"role": "user", "content": "hi"}]})"
+      << "\n";
   }
-  auto [rc, out] = Clover(kDemo.string() + " --suite " + suite.string(), true);
+  auto [rc, out] = Clover("eval " + kDemo.string() + " --suite " + suite.string(), true);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find(suite.string() + ":2"), std::string::npos) << out;
   EXPECT_NE(out.find("answer"), std::string::npos) << out;
@@ -99,9 +101,10 @@ TEST(EvalCommandTest, MalformedSuiteNamesFileAndLine) {
   {
     std::ofstream f(suite);
     f << R"({"task": "t", "messages": [{"role": "user", "content": "hi"}], "answer": "x", )"
-      << R"("enable_thinking": false, "prompt": "not the template's rendering"})" << "\n";
+      << R"("enable_thinking": false, "prompt": "not the template's rendering"})"
+      << "\n";
   }
-  std::tie(rc, out) = Clover(kDemo.string() + " --suite " + suite.string(), true);
+  std::tie(rc, out) = Clover("eval " + kDemo.string() + " --suite " + suite.string(), true);
   EXPECT_NE(rc, 0);
   EXPECT_NE(out.find(suite.string() + ":1"), std::string::npos) << out;
   fs::remove(suite);

@@ -23,7 +23,7 @@ using testing::MaxAbsDiff;
 
 constexpr double kGoldenTolerance = 1e-4;  // issue 8: C++ vs PyTorch in f32
 
-const fs::path kRepoRoot = fs::path(CLOVER_FIXTURES_DIR) / ".." / "..";
+const fs::path kRepoRoot = CLOVER_SOURCE_DIR;
 
 // The fixture; CLOVER_DEMO_GOLDEN points at another export of the same format (e.g. a fresh one).
 fs::path GoldenPath() {
@@ -52,7 +52,8 @@ TEST(DemoGoldenTest, PrefillPreviewAndCommitMatchPyTorch) {
   const nlohmann::json g = nlohmann::json::parse(in);
   const fs::path dir = ModelDir(g);
   if (!fs::exists(dir / "model.safetensors"))
-    GTEST_SKIP() << dir / "model.safetensors" << " is not there yet";
+    GTEST_SKIP() << dir / "model.safetensors"
+                 << " is not there yet";
   // The golden belongs to one set of weights; a retrained model needs a fresh export.
   const fs::path sha = dir / "model.safetensors.sha256";
   if (fs::exists(sha)) {
