@@ -158,7 +158,9 @@ Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool ha
   CLOVER_ASSIGN_OR_RETURN(std::vector<int64_t> blocks, ParseIntList(opts.blocks, "--blocks"));
   std::vector<DecoderConfig> out;
   for (const std::string& name : names) {
-    CLOVER_ASSIGN_OR_RETURN(decode::DecoderKind kind, decode::ParseDecoderKind(name));
+    Result<decode::DecoderKind> parsed = decode::ParseDecoderKind(name);
+    if (!parsed.ok()) return InvalidArgument("--decoders: " + parsed.status().message());
+    const decode::DecoderKind kind = *parsed;
     if (kind == decode::DecoderKind::kAr) {
       out.push_back({kind, 0.0, 0});
       continue;
