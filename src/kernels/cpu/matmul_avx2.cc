@@ -79,62 +79,11 @@ inline void Tile(const float* x, int64_t x_stride, const uint8_t* w, int64_t w_r
   }
 }
 
-// The n_rows (<= 2) activation rows at `x` against the weight rows at `w`.
-template <typename Load, int O>
-inline void RowTile(const float* x, int64_t n_rows, int64_t x_stride, const uint8_t* w,
-                    int64_t w_row_bytes, int64_t in, float* y, int64_t y_stride) {
-  switch (n_rows) {
-    case 2:
-      Tile<Load, 2, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
-      break;
-    case 1:
-      Tile<Load, 1, O>(x, x_stride, w, w_row_bytes, in, y, y_stride);
-      break;
-    default:
-      break;
-  }
-}
-
-// Weight rows in L2-sized blocks of kWeightBlock: within a block, each activation tile is
-// loaded once into L1 and meets every weight row of the block, so activations stream from
-// memory once per block and weights once per call.
-constexpr int64_t kWeightBlock = 64;
-
-template <typename Load>
-void MatMul(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
-            int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
-  const auto* wb = static_cast<const uint8_t*>(w);
-  for (int64_t ob = o_begin; ob < o_end; ob += kWeightBlock) {
-    const int64_t oe = std::min(o_end, ob + kWeightBlock);
-    for (int64_t r0 = 0; r0 < n_rows; r0 += 2) {
-      const int64_t nr = std::min<int64_t>(2, n_rows - r0);
-      const float* xr = x + r0 * x_stride;
-      float* yr = y + r0 * y_stride;
-      int64_t o = ob;
-      for (; o + 4 <= oe; o += 4)
-        RowTile<Load, 4>(xr, nr, x_stride, wb + o * w_row_bytes, w_row_bytes, in, yr + o, y_stride);
-      for (; o < oe; ++o)
-        RowTile<Load, 1>(xr, nr, x_stride, wb + o * w_row_bytes, w_row_bytes, in, yr + o, y_stride);
-    }
-  }
-}
+// Registers hold 2 activation rows x 4 weight rows of accumulators.
+constexpr int kTileRows = 2;
 
 }  // namespace
 
-void MatMulF32(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
-               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
-  MatMul<LoadF32>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
-}
-
-void MatMulBF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
-                int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
-                int64_t y_stride) {
-  MatMul<LoadBF16>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
-}
-
-void MatMulF16(const float* x, int64_t n_rows, int64_t x_stride, const void* w, int64_t w_row_bytes,
-               int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
-  MatMul<LoadF16>(x, n_rows, x_stride, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
-}
+#include "kernels/cpu/matmul_tiling-inl.h"
 
 }  // namespace clover::kernels::avx2
