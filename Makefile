@@ -20,6 +20,7 @@ demo: build
 	$(BUILD)/clover run $(DEMO_MODEL) --prompt "$(DEMO_PROMPT)" --no-think
 
 test-unit: build
+	@tools/check_layers.sh
 	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
 
 # The file-format and tokenizer tests again under AddressSanitizer + UBSan.
