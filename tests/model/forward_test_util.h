@@ -40,13 +40,7 @@ struct Engine {
     g.first_pos = seq.length();
     for (size_t i = 0; i < ids.size(); ++i) g.logit_rows.push_back(static_cast<int64_t>(i));
     batch.appends.push_back(g);
-    Result<ForwardLogits> out = model->Forward(batch, scratch);
-    EXPECT_TRUE(out.ok()) << out.status().ToString();
-    Logits rows;
-    if (!out.ok()) return rows;
-    for (int64_t r = 0; r < out->n_rows; ++r)
-      rows.emplace_back(out->row(r), out->row(r) + out->vocab);
-    return rows;
+    return Run(batch, nullptr);
   }
 
   // Runs one preview pass of `ids` after `seq` and returns the logits of every row; the raw
@@ -60,6 +54,12 @@ struct Engine {
     g.first_pos = seq.length();
     for (size_t i = 0; i < ids.size(); ++i) g.logit_rows.push_back(static_cast<int64_t>(i));
     batch.previews.push_back(g);
+    return Run(batch, raw);
+  }
+
+  // Runs `batch` and returns the logits of every requested row; the raw output goes to `raw`
+  // when given.
+  Logits Run(const ForwardBatch& batch, ForwardLogits* raw) {
     Result<ForwardLogits> out = model->Forward(batch, scratch);
     EXPECT_TRUE(out.ok()) << out.status().ToString();
     Logits rows;
