@@ -32,6 +32,14 @@ std::string Golden(const std::string& rel) {
   return std::string(CLOVER_SHARED_DIR) + "/golden/" + rel;
 }
 
+// Checks the prompt run as one batch and split at the golden's `split` against llama.cpp.
+void ExpectPromptMatches(Engine& e, const nlohmann::json& g) {
+  const std::vector<int32_t> prompt = g["prompt"].get<std::vector<int32_t>>();
+  const int64_t split = g["split"].get<int64_t>();
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt), ToLogits(g["logits_batch"])), kGoldenTolerance);
+  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])), kGoldenTolerance);
+}
+
 class QwenTinyGoldenTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(QwenTinyGoldenTest, MatchesLlamaCpp) {
@@ -40,11 +48,8 @@ TEST_P(QwenTinyGoldenTest, MatchesLlamaCpp) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   Engine e(*w);
   ASSERT_NE(e.model, nullptr);
+  ExpectPromptMatches(e, g);
   const std::vector<int32_t> prompt = g["prompt"].get<std::vector<int32_t>>();
-  const int64_t split = g["split"].get<int64_t>();
-
-  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt), ToLogits(g["logits_batch"])), kGoldenTolerance);
-  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])), kGoldenTolerance);
 
   // Greedy: one batch of the prompt, then one token at a time.
   SequenceState seq = e.model->NewSequence();
@@ -109,10 +114,7 @@ TEST_P(CloverTinyCausalTest, MatchesLlamaCpp) {
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   Engine e(*w);
   ASSERT_NE(e.model, nullptr);
-  const std::vector<int32_t> prompt = g["prompt"].get<std::vector<int32_t>>();
-  const int64_t split = g["split"].get<int64_t>();
-  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt), ToLogits(g["logits_batch"])), kGoldenTolerance);
-  EXPECT_LE(MaxAbsDiff(e.Prompt(prompt, {split}), ToLogits(g["logits_chunked"])), kGoldenTolerance);
+  ExpectPromptMatches(e, g);
 }
 
 INSTANTIATE_TEST_SUITE_P(Files, CloverTinyCausalTest,
