@@ -1,5 +1,5 @@
-// Generator: drives one Decoder against the CPU model on a sequence state it owns (prefill,
-// previews, commits) and streams what the decoder emits.
+// Generator: drives one Decoder against the CPU model (a BatchRunner of one sequence) and keeps
+// the sequence state it ends with.
 #pragma once
 
 #include <atomic>
@@ -10,26 +10,11 @@
 #include <vector>
 
 #include "core/status.h"
+#include "decode/batch_runner.h"
 #include "decode/decoder.h"
 #include "model/model.h"
 
 namespace clover::decode {
-
-struct GenerateResult {
-  std::vector<int32_t> tokens;         // every emitted token, in order
-  std::string text;                    // every emitted text piece joined
-  std::optional<FinishReason> finish;  // unset when cancelled
-  bool cancelled = false;
-  DecodeCounters counters;
-  int64_t forward_calls = 0;  // Model::Forward calls after the prefill
-  // Per layer: distinct routed experts summed over the forward calls after the prefill (divide by
-  // forward_calls for the mean per pass).
-  std::vector<int64_t> distinct_experts_sum;
-  double seconds = 0.0;  // wall time of the whole generation, prefill included
-};
-
-// Called after every Consume() with its events (text is cut at stop strings by the decoder).
-using StepCallback = std::function<void(const StepEvents& events)>;
 
 class Generator {
  public:
@@ -47,9 +32,8 @@ class Generator {
   const model::SequenceState& state() const { return state_; }
 
  private:
-  const model::Model& model_;
+  BatchRunner runner_;
   model::SequenceState state_;
-  model::ForwardScratch scratch_;
 };
 
 }  // namespace clover::decode
