@@ -9,6 +9,7 @@ declare -A allowed=(
   [tokenizer]="core io tokenizer"
   [model]="core io kernels model"
   [decode]="core io kernels tokenizer model decode"
+  [server]="core io kernels tokenizer model decode server"
 )
 bad=0
 for layer in "${!allowed[@]}"; do

@@ -17,6 +17,7 @@ void RegisterBenchCommand(CLI::App& app);
 void RegisterTokenizeCommands(CLI::App& app);  // tokenize, detokenize, template
 void RegisterRunCommand(CLI::App& app);
 void RegisterEvalCommand(CLI::App& app);
+void RegisterServeCommand(CLI::App& app);
 
 // Prints "clover: error: <message>" and returns the exit code for `status` (never 0).
 int ReportError(const Status& status);

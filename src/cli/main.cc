@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
   clover::cli::RegisterTokenizeCommands(app);
   clover::cli::RegisterRunCommand(app);
   clover::cli::RegisterEvalCommand(app);
+  clover::cli::RegisterServeCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -74,6 +74,14 @@ struct ModelConfig {
   std::optional<int64_t> pad_token_id;
   std::vector<int64_t> eos_token_ids;
 
+  // Sampling defaults of generation_config.json (HF semantics: do_sample false = greedy).
+  struct GenerationDefaults {
+    bool do_sample = true;
+    float temperature = 1.0f;
+    float top_p = 1.0f;
+    int top_k = 0;
+  } generation;
+
   // Clover only.
   DiffusionConfig diffusion;
   bool has_preview_tensors = false;

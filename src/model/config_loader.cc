@@ -266,6 +266,14 @@ Status ApplyGenerationConfig(const std::string& path, ModelConfig* config) {
   CLOVER_TRY(f.IntList("eos_token_id", &config->eos_token_ids));
   CLOVER_TRY(f.OptionalId("bos_token_id", &config->bos_token_id));
   CLOVER_TRY(f.OptionalId("pad_token_id", &config->pad_token_id));
+  ModelConfig::GenerationDefaults& g = config->generation;
+  CLOVER_TRY(f.Bool("do_sample", &g.do_sample));
+  CLOVER_TRY(f.Float("temperature", &g.temperature, false));
+  CLOVER_TRY(f.Float("top_p", &g.top_p, false));
+  CLOVER_TRY(f.Int("top_k", &g.top_k, false));
+  if (!(g.temperature >= 0.0f) || !(g.top_p > 0.0f && g.top_p <= 1.0f))
+    return InvalidArgument(path + ": temperature must be >= 0 and top_p in (0, 1], found " +
+                           std::to_string(g.temperature) + " and " + std::to_string(g.top_p));
   return Status::Ok();
 }
 
