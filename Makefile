@@ -5,7 +5,7 @@ CMAKE_FLAGS ?=
 DEMO_MODEL ?= models/clover-demo
 DEMO_PROMPT ?= What is the capital of France?
 
-.PHONY: setup build demo test test-unit test-sanitize test-fuzz clean
+.PHONY: setup build demo test test-unit test-server-js test-sanitize test-fuzz clean
 
 setup:
 	@scripts/setup.sh
@@ -23,6 +23,10 @@ test-unit: build
 	@tools/check_layers.sh
 	@cd $(BUILD) && ctest -j $(JOBS) --output-on-failure
 
+# `clover serve` from the outside: the openai npm client, a load test, headless Chromium.
+test-server-js: build
+	@CLOVER_BINARY=$(BUILD)/clover scripts/test_server_js.sh
+
 # The file-format and tokenizer tests again under AddressSanitizer + UBSan.
 test-sanitize: setup
 	@scripts/test_sanitize.sh
@@ -31,7 +35,7 @@ test-sanitize: setup
 test-fuzz: setup
 	@scripts/test_fuzz.sh
 
-test: test-unit test-sanitize test-fuzz
+test: test-unit test-server-js test-sanitize test-fuzz
 
 clean:
 	rm -rf $(BUILD) build-asan

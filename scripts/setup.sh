@@ -10,7 +10,12 @@ PACKAGES=(
   libpcre2-dev libutf8proc-dev        # tokenizer regex + Unicode normalisation
   libgtest-dev libgmock-dev libbenchmark-dev
   libssl-dev                          # SHA-256 (OpenSSL EVP) for `clover verify`: a vetted digest beats our own
+  libcpp-httplib-dev                  # HTTP server of `clover serve`
+  chromium                            # server tests: headless Chromium for the dashboard
 )
+# The server tests also need Node.js and npm (the official openai client). An image may bring its
+# own Node.js build (with npm inside); Debian's packages are installed only when there is none.
+command -v npm >/dev/null 2>&1 || PACKAGES+=(nodejs npm)
 
 missing=()
 for p in "${PACKAGES[@]}"; do
