@@ -9,7 +9,7 @@ DEMO_CONFIG = {
     "architectures": ["CloverMoeForCausalLM"],
     "model_type": "clover_moe",
     "vocab_size": None,  # set from the tokenizer
-    "hidden_size": 64,
+    "hidden_size": 128,
     "num_hidden_layers": 4,
     "num_attention_heads": 4,
     "num_key_value_heads": 2,
@@ -22,12 +22,12 @@ DEMO_CONFIG = {
     "attn_output_gate": True,
     "tie_word_embeddings": False,
     "linear_conv_kernel_dim": 4,
-    "linear_key_head_dim": 16,
-    "linear_value_head_dim": 16,
-    "linear_num_key_heads": 1,
-    "linear_num_value_heads": 2,
-    "moe_intermediate_size": 32,
-    "shared_expert_intermediate_size": 64,
+    "linear_key_head_dim": 32,
+    "linear_value_head_dim": 32,
+    "linear_num_key_heads": 2,
+    "linear_num_value_heads": 4,
+    "moe_intermediate_size": 64,
+    "shared_expert_intermediate_size": 128,
     "num_experts": 8,
     "num_experts_per_tok": 2,
     "norm_topk_prob": True,
@@ -72,10 +72,67 @@ class PlainNorm(nn.Module):
 
 
 def delta_step(S, g, k, v, beta):
-    """S [B,h,dk,dv]; g, beta [B,h]; k [B,h,dk]; v [B,h,dv]"""
+    """the per-token recurrence (reference for chunk_delta): S [B,h,dk,dv]; g, beta [B,h]; k [B,h,dk]; v [B,h,dv]"""
     S = S * torch.exp(g)[..., None, None]
     kv = torch.einsum("bhkv,bhk->bhv", S, k)
     return S + k[..., :, None] * ((v - kv) * beta[..., None])[..., None, :]
+
+
+CHUNK = 16
+
+
+def chunk_delta(q, k, v, g, beta, S0, keep=False, chunk=CHUNK):
+    """delta_step over T rows in chunks (WY form): q, k [B,T,h,dk]; v [B,T,h,dv]; g, beta [B,T,h];
+    S0 [B,h,dk,dv]. Returns o [B,T,h,dv] with o_t = S_t^T q_t, the final state, and with keep a function
+    giving the state after row p[b] for each batch row (training contexts).
+    Inside a chunk with cumulative log decay G_t, S_t = e^G_t S0 + sum_{i<=t} e^(G_t-G_i) k_i u_i^T where
+    (I + A) u = beta v - beta e^G K S0, A_ti = beta_t e^(G_t-G_i) k_t.k_i (i < t): a unit lower-triangular
+    solve per chunk replaces the per-row loop; only the chunk-to-chunk state update stays sequential."""
+    B, T, h, dk = k.shape
+    dv = v.shape[-1]
+    C = min(chunk, T)
+    N = -(-T // C)
+    pad = N * C - T
+    if pad:  # g = beta = 0 and k = 0 rows leave the state unchanged
+        q, k, v = (F.pad(x, (0, 0, 0, 0, 0, pad)) for x in (q, k, v))
+        g, beta = (F.pad(x, (0, 0, 0, pad)) for x in (g, beta))
+
+    def blocks(x):  # [B,N*C,h,...] -> [B,h,N,C,...]
+        return x.reshape(B, N, C, h, *x.shape[3:]).movedim(3, 1)
+
+    q, k, v, g, beta = blocks(q), blocks(k), blocks(v), blocks(g), blocks(beta)
+    G = g.cumsum(-1)
+    incl = torch.ones(C, C, dtype=torch.bool).tril()
+    decay = torch.exp((G[..., :, None] - G[..., None, :]).masked_fill(~incl, float("-inf")))
+    A = (beta[..., None] * decay * (k @ k.transpose(-1, -2))).tril(-1)
+    eG = torch.exp(G)
+    rhs = torch.cat([beta[..., None] * v, (beta * eG)[..., None] * k], -1)
+    X = torch.linalg.solve_triangular(A + torch.eye(C), rhs, upper=False, unitriangular=True)
+    U0, W = X[..., :dv], X[..., dv:]
+    qk = (q @ k.transpose(-1, -2)) * decay
+    qg = q * eG[..., None]
+    k_end = k * torch.exp(G[..., -1:] - G)[..., None]
+    S, outs, Us, starts = S0, [], [], []
+    for n in range(N):
+        starts.append(S)
+        U = U0[:, :, n] - W[:, :, n] @ S
+        outs.append(qg[:, :, n] @ S + qk[:, :, n] @ U)
+        S = eG[:, :, n, -1, None, None] * S + k_end[:, :, n].transpose(-1, -2) @ U
+        Us.append(U)
+    o = torch.stack(outs, 2).movedim(1, 3).reshape(B, N * C, h, dv)[:, :T]
+    if not keep:
+        return o, S, None
+    S_starts, U = torch.stack(starts, 2), torch.stack(Us, 2)
+
+    def state_after(p):
+        ar, c, j = torch.arange(B), p // C, p % C
+        Gc = G[ar, :, c]  # [B,h,C]
+        Gj = Gc.gather(-1, j[:, None, None].expand(B, h, 1))
+        w = torch.exp((Gj - Gc).masked_fill(torch.arange(C)[None, None, :] > j[:, None, None], float("-inf")))
+        return (torch.exp(Gj)[..., None] * S_starts[ar, :, c]
+                + torch.einsum("bhi,bhik,bhiv->bhkv", w, k[ar, :, c], U[ar, :, c]))
+
+    return o, S, state_after
 
 
 class GatedDeltaNet(nn.Module):
@@ -125,30 +182,24 @@ class GatedDeltaNet(nn.Module):
         beta = torch.sigmoid(self.in_proj_b(x))
         g = -torch.exp(self.A_log) * F.softplus(self.in_proj_a(x) + self.dt_bias)
         S = st["S"] if st.get("S") is not None else x.new_zeros(B, self.nv, self.dk, self.dv)
-        outs, states = [], []
-        for t in range(T):
-            S = delta_step(S, g[:, t], k[:, t], v[:, t], beta[:, t])
-            outs.append(torch.einsum("bhkv,bhk->bhv", S, q[:, t]))
-            if keep_states:
-                states.append(S)
-        o = torch.stack(outs, 1)
+        o, S, state_after = chunk_delta(q, k, v, g, beta, S, keep_states)
         trace = {"fwd": o}
         if mode is None:
             st["conv"], st["S"] = xin[:, -(self.K - 1):], S
         if keep_states:
-            st["S_all"], st["m_all"] = torch.stack(states, 1), m
+            st["state_after"], st["m_all"] = state_after, m
         if mode == "bidirectional":
             mp = torch.cat([m, m.new_zeros(B, self.K - 1, self.C)], 1)
             cob = F.silu(F.conv1d(mp.transpose(1, 2), self.preview_conv1d.weight, groups=self.C).transpose(1, 2))
             _, kb, vb = self._split(cob)  # the backward branch is read with the forward query
             betab = torch.sigmoid(self.preview_in_proj_b(x))
             gb = -torch.exp(self.preview_A_log) * F.softplus(self.preview_in_proj_a(x) + self.preview_dt_bias)
-            Sb = x.new_zeros(B, self.nv, self.dk, self.dv)
-            ob = [None] * T
-            for t in range(T - 1, -1, -1):
-                ob[t] = torch.einsum("bhkv,bhk->bhv", Sb, q[:, t])
-                Sb = delta_step(Sb, gb[:, t], kb[:, t], vb[:, t], betab[:, t])
-            ob = torch.stack(ob, 1)
+            # anti-causal and exclusive: row t reads the state after rows T-1..t+1. On the flipped rows
+            # that is the inclusive output one row earlier, so row t's query moves one row down.
+            qr = torch.cat([q.flip(1)[:, 1:], q.new_zeros(B, 1, self.nv, self.dk)], 1)
+            o_r, _, _ = chunk_delta(qr, kb.flip(1), vb.flip(1), gb.flip(1), betab.flip(1),
+                                    x.new_zeros(B, self.nv, self.dk, self.dv))
+            ob = torch.cat([o_r.new_zeros(B, 1, self.nv, self.dv), o_r[:, :-1]], 1).flip(1)
             trace["bwd"] = ob
             o = o + torch.sigmoid(self.preview_mix)[None, None, :, None] * ob
         st["trace"] = trace
@@ -276,9 +327,9 @@ class SparseMoe(nn.Module):
         else:
             w = self._topk_weights(p, self.topk)
         gu = torch.einsum("bth,efh->btef", x, self.experts.gate_up_proj)
-        h = F.silu(gu[..., :self.ff]) * gu[..., self.ff:]
-        y = torch.einsum("btef,ehf->bteh", h, self.experts.down_proj)
-        out = (w[..., None] * y).sum(2)
+        # the routing weight scales each expert's hidden row (down_proj is linear): no [B,T,E,H] tensor
+        h = F.silu(gu[..., :self.ff]) * gu[..., self.ff:] * w[..., None]
+        out = torch.einsum("btef,ehf->bth", h, self.experts.down_proj)
         out = out + torch.sigmoid(self.shared_expert_gate(x)) * self.shared_expert(x)
         # Switch-style balance term, read by the trainer
         frac = (w > 0).float().mean((0, 1))
@@ -372,7 +423,7 @@ class CloverForCausalLM(nn.Module):
         layers = []
         for layer, st in zip(self.model.layers, state["layers"]):
             if layer.kind == "linear_attention":
-                S = st["S_all"][ar, starts - 1]
+                S = st["state_after"](starts - 1)
                 K1 = layer.linear_attn.K - 1
                 idx = starts[:, None] - K1 + torch.arange(K1)[None, :]
                 conv = st["m_all"][ar[:, None], idx.clamp(min=0)] * (idx >= 0)[..., None]
