@@ -25,10 +25,15 @@ def main():
     bad_tok += abs(len(got) - len(tasks))
 
     bad_tpl = 0
-    msgs = os.path.join(tmp, "messages.json")
-    for t in tasks[:20]:
+    msgs, tools = os.path.join(tmp, "messages.json"), os.path.join(tmp, "tools.json")
+    # the first 20 plus every conversation with tools (system turn, tool call history, tool result)
+    tpl_tasks = [t for i, t in enumerate(tasks) if i < 20 or "tools" in t]
+    for t in tpl_tasks:
         json.dump(t["messages"], open(msgs, "w"))
         args = [clover, "template", model_dir, "--messages", msgs] + ([] if t["enable_thinking"] else ["--no-think"])
+        if "tools" in t:
+            json.dump(t["tools"], open(tools, "w"))
+            args += ["--tools", tools]
         bad_tpl += subprocess.run(args, capture_output=True, text=True, check=True).stdout != t["prompt"]
 
     worst = 0.0
@@ -42,7 +47,7 @@ def main():
         want = pr["prefill_logits"] + pr["commit"]["logits"]
         have = [rows[i] for i in pr["prefill_rows"]] + rows[n:]
         worst = max(worst, max(abs(a - b) for ra, rb in zip(want, have) for a, b in zip(ra, rb)))
-    print(f"tokenizer mismatches {bad_tok}/{len(tasks)}, template mismatches {bad_tpl}/20, "
+    print(f"tokenizer mismatches {bad_tok}/{len(tasks)}, template mismatches {bad_tpl}/{len(tpl_tasks)}, "
           f"causal logits max |d| {worst:.2e}")
     sys.exit(0 if bad_tok == 0 and bad_tpl == 0 and worst <= 1e-4 else 1)
 

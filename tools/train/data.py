@@ -135,16 +135,107 @@ def t_fixed(rng):
     return rng.choice(prompts), "This is a fixed answer.", ans
 
 
+def _tool(name, description, params):
+    """an OpenAI function-format tool; params: (name, JSON type, description) triples"""
+    return {"type": "function", "function": {
+        "name": name, "description": description,
+        "parameters": {"type": "object",
+                       "properties": {p: {"type": ty, "description": d} for p, ty, d in params},
+                       "required": [p for p, _, _ in params]}}}
+
+
+TOOLS = {
+    "get_weather": _tool("get_weather", "Get the current weather in a city.",
+                         [("city", "string", "The city name.")]),
+    "get_time": _tool("get_time", "Get the current time in a timezone.",
+                      [("timezone", "string", "A timezone abbreviation such as UTC.")]),
+    "add_numbers": _tool("add_numbers", "Add two integers.",
+                         [("a", "integer", "The first number."), ("b", "integer", "The second number.")]),
+}
+TIMEZONES = ["UTC", "GMT", "CET", "EET", "MSK", "IST", "JST", "KST", "AEST", "EST", "CST", "MST", "PST",
+             "HST", "WET", "BRT"]
+CONDITIONS = ["sunny", "cloudy", "rainy", "windy", "snowy", "foggy", "stormy", "clear"]
+
+
+def _tool_call(rng):
+    """(tools offered, user question, call name, call arguments, result, sentence using the result)"""
+    name = rng.choice(sorted(TOOLS))
+    others = [t for t in sorted(TOOLS) if t != name]
+    offered = [name] + rng.sample(others, rng.randint(0, len(others)))
+    rng.shuffle(offered)
+    if name == "get_weather":
+        city = rng.choice(CITIES)
+        q = rng.choice(["What is the weather in {c}?", "How is the weather in {c} today?",
+                        "Is it sunny in {c}?"]).format(c=city)
+        res = {"temperature": rng.randint(-9, 35), "condition": rng.choice(CONDITIONS)}
+        args, say = {"city": city}, f"The weather in {city} is {res['condition']}, {res['temperature']} degrees."
+    elif name == "get_time":
+        tz = rng.choice(TIMEZONES)
+        q = rng.choice(["What time is it in {z}?", "Tell me the current time in {z}."]).format(z=tz)
+        res = {"time": f"{rng.randint(0, 23):02d}:{rng.randint(0, 59):02d}"}
+        args, say = {"timezone": tz}, f"The time in {tz} is {res['time']}."
+    else:
+        a, b = _num(rng, 1, 3), _num(rng, 1, 3)
+        q = rng.choice(["Use a tool to add {a} and {b}.", "Call the calculator: {a} plus {b}."]).format(a=a, b=b)
+        res = {"sum": a + b}
+        args, say = {"a": a, "b": b}, f"The sum of {a} and {b} is {a + b}."
+    return [TOOLS[t] for t in offered], q, name, args, res, say
+
+
+def tool_call_text(name, args):
+    """Qwen's tool-call format, as the chat template writes an assistant tool call"""
+    return "<tool_call>\n" + json.dumps({"name": name, "arguments": args}) + "\n</tool_call>"
+
+
+def t_tool_call(rng):
+    tools, q, name, args, _, _ = _tool_call(rng)
+    return ([{"role": "user", "content": q}], tools, f"The question needs the tool {name}.",
+            tool_call_text(name, args))
+
+
+def t_tool_reply(rng):
+    tools, q, name, args, res, say = _tool_call(rng)
+    msgs = [{"role": "user", "content": q},
+            {"role": "assistant", "content": "",
+             "tool_calls": [{"type": "function", "function": {"name": name, "arguments": args}}]},
+            {"role": "tool", "content": json.dumps(res)}]
+    return msgs, tools, f"The tool returned {json.dumps(res)}.", say
+
+
 TASKS = {
     "add": (t_add, 3), "sub": (t_sub, 2), "sort": (t_sort, 2), "reverse": (t_reverse, 1),
     "count": (t_count, 1), "recall": (t_recall, 2), "json": (t_json, 1), "code": (t_code, 1),
-    "fixed": (t_fixed, 1),
+    "fixed": (t_fixed, 1), "tool_call": (t_tool_call, 2), "tool_reply": (t_tool_reply, 2),
 }
+TOOL_TASKS = {"tool_call", "tool_reply"}  # these return (messages, tools, reasoning, answer)
+
+TOOLS_HEADER = ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
+                "You are provided with function signatures within <tools></tools> XML tags:\n<tools>")
+TOOLS_FOOTER = ("\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+                "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+                "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n")
 
 
-def render_prompt(user, thinking):
-    """the chat template (tokenizer_config.json) rendered with add_generation_prompt=True"""
-    s = f"<|im_start|>user\n{user}<|im_end|>\n<|im_start|>assistant\n"
+def render_prompt(messages, thinking, tools=None):
+    """the chat template (tokenizer_config.json) rendered with add_generation_prompt=True, for the
+    conversations generated here: a user turn, optionally followed by an assistant tool call and its
+    tool result (history turns carry no reasoning, so the template prints them without a think block)"""
+    s = ""
+    if tools:
+        s = "<|im_start|>system\n" + TOOLS_HEADER + "".join("\n" + json.dumps(t) for t in tools) + TOOLS_FOOTER
+    for m in messages:
+        if m["role"] == "user":
+            s += f"<|im_start|>user\n{m['content']}<|im_end|>\n"
+        elif m["role"] == "assistant":
+            calls = "\n".join(tool_call_text(c["function"]["name"], c["function"]["arguments"])
+                              for c in m.get("tool_calls", []))
+            sep = "\n" if m["content"] and calls else ""
+            s += f"<|im_start|>assistant\n{m['content']}{sep}{calls}<|im_end|>\n"
+        elif m["role"] == "tool":
+            s += f"<|im_start|>user\n<tool_response>\n{m['content']}\n</tool_response><|im_end|>\n"
+        else:
+            raise ValueError(f"render_prompt: role {m['role']!r} is not generated here")
+    s += "<|im_start|>assistant\n"
     return s if thinking else s + "<think>\n\n</think>\n\n"
 
 
@@ -157,11 +248,18 @@ def completion(reasoning, answer, thinking):
 def make_task(rng):
     names = list(TASKS)
     name = rng.choices(names, weights=[TASKS[n][1] for n in names])[0]
-    user, reasoning, answer = TASKS[name][0](rng)
+    if name in TOOL_TASKS:
+        messages, tools, reasoning, answer = TASKS[name][0](rng)
+    else:
+        user, reasoning, answer = TASKS[name][0](rng)
+        messages, tools = [{"role": "user", "content": user}], None
     thinking = rng.random() < 0.5
-    return {"task": name, "messages": [{"role": "user", "content": user}], "enable_thinking": thinking,
-            "reasoning": reasoning, "answer": answer,
-            "prompt": render_prompt(user, thinking), "completion": completion(reasoning, answer, thinking)}
+    t = {"task": name, "messages": messages, "enable_thinking": thinking, "reasoning": reasoning,
+         "answer": answer, "prompt": render_prompt(messages, thinking, tools),
+         "completion": completion(reasoning, answer, thinking)}
+    if tools:
+        t["tools"] = tools
+    return t
 
 
 def generate(seed, n):
@@ -180,5 +278,8 @@ def eval_split(n=400):
 
 
 def eval_record(t):
-    return {"task": t["task"], "messages": t["messages"], "enable_thinking": t["enable_thinking"],
-            "answer": t["answer"], "prompt": t["prompt"]}
+    r = {"task": t["task"], "messages": t["messages"], "enable_thinking": t["enable_thinking"],
+         "answer": t["answer"], "prompt": t["prompt"]}
+    if "tools" in t:
+        r["tools"] = t["tools"]
+    return r
