@@ -7,7 +7,9 @@ import random
 import sys
 import time
 
-import torch
+# one BLAS thread (the Debian torch calls the system BLAS): set before torch loads it
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+import torch  # noqa: E402
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -17,6 +19,7 @@ import model as clover  # noqa: E402
 import tokenizer as bpe  # noqa: E402
 
 BLOCK_SIZES = [8, 16, 32, 32]  # drawn per step; the engine may run blocks of 8, 16 or 32
+LONG_PROMPT = 128  # tokens; tool prompts (the tools in the system turn) are 200-400, all others < 80
 
 
 def build_tokenizer(train_tasks, vocab_size):
@@ -55,13 +58,30 @@ def make_batch(examples, idx, L, pad_id, mask_id, rng):
     return ids, ar_tgt, starts, noisy, diff_tgt
 
 
+def draw_rows(lengths, bucket, budget, rng):
+    """rows from one length bucket until the padded batch (rows x longest) would pass `budget` tokens:
+    mixing a 300-token tool prompt into a batch of 40-token rows would pad every row to 300"""
+    idx, longest = [], 0
+    while True:
+        i = bucket[rng.randrange(len(bucket))]
+        longest2 = max(longest, lengths[i])
+        if idx and (len(idx) + 1) * longest2 > budget:
+            return idx
+        idx.append(i)
+        longest = longest2
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build-train", help="output folder for tokenizer + checkpoint")
-    ap.add_argument("--steps", type=int, default=400)
-    ap.add_argument("--batch", type=int, default=24)
-    ap.add_argument("--lr", type=float, default=4e-3)
-    ap.add_argument("--train-tasks", type=int, default=20000)
+    ap.add_argument("--steps", type=int, default=2800)
+    ap.add_argument("--batch-tokens", type=int, default=2048, help="padded tokens per step (rows x longest row)")
+    ap.add_argument("--long-frac", type=float, default=0.3,
+                    help="fraction of steps drawn from the long-prompt (tool) bucket")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=INT",
+                    help="override an integer field of model.DEMO_CONFIG (new models only)")
+    ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--train-tasks", type=int, default=100000)
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
@@ -82,12 +102,22 @@ def main():
     pad_id, mask_id = tok.id("<|endoftext|>"), tok.id("<|mask|>")
     cfg = json.loads(json.dumps(clover.DEMO_CONFIG))
     cfg["vocab_size"], cfg["mask_token_id"] = len(tok.vocab), mask_id
+    for kv in args.set:
+        k, v = kv.split("=")
+        if not isinstance(cfg.get(k), int):
+            sys.exit(f"--set {kv}: {k} is not an integer field of DEMO_CONFIG")
+        cfg[k] = int(v)
+    lengths = [len(p) + len(c) + max(BLOCK_SIZES) for p, c in examples]  # block padding included
+    long_rows = [i for i, (p, _) in enumerate(examples) if len(p) > LONG_PROMPT]
+    short_rows = [i for i, (p, _) in enumerate(examples) if len(p) <= LONG_PROMPT]
     print(f"tokenizer {len(tok.vocab)} tokens, {len(examples)} tasks, {time.time() - t0:.0f}s", flush=True)
 
     net = clover.CloverForCausalLM(cfg)
     done = 0
     if args.resume:
         ck = torch.load(os.path.join(args.work, "model.pt"))
+        cfg = ck["config"]
+        net = clover.CloverForCausalLM(cfg)
         net.load_state_dict(ck["state_dict"])
         done = ck["step"]
         print(f"resumed after {done} steps", flush=True)
@@ -105,7 +135,8 @@ def main():
         for gr in opt.param_groups:
             gr["lr"] = lr_at(step)
         L = rng.choice(BLOCK_SIZES)
-        idx = [rng.randrange(len(examples)) for _ in range(args.batch)]
+        bucket = long_rows if long_rows and rng.random() < args.long_frac else short_rows
+        idx = draw_rows(lengths, bucket, args.batch_tokens, rng)
         ids, ar_tgt, starts, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng)
         state = net.new_state()
         logits = net.causal(ids, state, keep_states=True)
@@ -121,7 +152,7 @@ def main():
         opt.step()
         if step % 10 == 0 or step == args.steps - 1:
             el = time.time() - t_train
-            print(f"step {step} L {L} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
+            print(f"step {step} L {L} rows {len(idx)} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
                   f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
         if (step + 1) % 50 == 0 or step == args.steps - 1:
             torch.save({"config": cfg, "state_dict": net.state_dict(), "step": done + step + 1},
