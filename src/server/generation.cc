@@ -36,7 +36,8 @@ std::optional<ApiError> AddChoice(const ServedModel& served, const SamplingReque
                                   std::vector<int32_t> prompt, bool thinking, ojson tools,
                                   Endpoint endpoint, const std::string& prompt_param,
                                   Clock::time_point arrival, Generation* out) {
-  const decode::DecodeModelInfo& info = served.info;
+  decode::DecodeModelInfo info = served.info;
+  if (s.ignore_eos) info.eos_ids.clear();
   decode::DecodeRequest r;
   r.kind = s.decoder.value_or(info.mask_token_id ? decode::DecoderKind::kDiffusion
                                                  : decode::DecoderKind::kAr);

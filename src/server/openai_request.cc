@@ -90,6 +90,7 @@ std::optional<ApiError> ParseSampling(const json& body, SamplingRequest* out) {
   f.Number("frequency_penalty", -2.0, 2.0, &out->penalties.frequency);
   f.Number("repetition_penalty", 1e-3, 10.0, &out->penalties.repetition);
   f.Bool("stream", &out->stream);
+  f.Bool("ignore_eos", &out->ignore_eos);
   if (f.error) return f.error;
   if (out->top_p && *out->top_p <= 0.0f) return InvalidRequest("top_p", "'top_p' must be > 0");
   if (out->top_k && *out->top_k < 0) out->top_k = 0;  // -1 = off (vLLM's convention)

@@ -29,6 +29,7 @@ struct SamplingRequest {
   std::vector<std::string> stop;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
+  bool ignore_eos = false;     // vLLM's extension: generate until max_tokens or a stop string
   // The "clover" extension object.
   std::optional<decode::DecoderKind> decoder;
   std::optional<double> threshold;

@@ -85,7 +85,12 @@ class HttpServerTest : public ::testing::Test {
   static inline HttpServer* server_ = nullptr;
   static inline std::thread* listener_ = nullptr;
   static inline int port_ = 0;
+  friend int HttpServerTestPort();
 };
+
+int HttpServerTestPort() { return HttpServerTest::port_; }
+
+int HttpServerTestPort();
 
 void ExpectError(const httplib::Result& r, int status, const std::string& type, const std::string& param = "") {
   ASSERT_TRUE(r) << "no response";
@@ -94,7 +99,9 @@ void ExpectError(const httplib::Result& r, int status, const std::string& type, 
   ASSERT_TRUE(j.contains("error")) << r->body;
   EXPECT_EQ(j["error"]["type"], type) << r->body;
   EXPECT_FALSE(j["error"]["message"].get<std::string>().empty());
-  if (!param.empty()) EXPECT_EQ(j["error"]["param"], param) << r->body;
+  if (!param.empty()) {
+    EXPECT_EQ(j["error"]["param"], param) << r->body;
+  }
 }
 
 TEST_F(HttpServerTest, HealthModelsMetricsAndDashboardNeedNoKeyExceptModels) {
@@ -223,6 +230,37 @@ TEST_F(HttpServerTest, CompletionsTakeSeveralPromptsAndStopStrings) {
     EXPECT_EQ(j["choices"][i]["text"], "The capital of ");
     EXPECT_EQ(j["choices"][i]["finish_reason"], "stop");
   }
+}
+
+// Returns the value of an unlabelled metric, or -1.
+double Metric(const std::string& name) {
+  httplib::Client c("127.0.0.1", HttpServerTestPort());
+  auto r = c.Get("/metrics");
+  const std::string key = "\n" + name + " ";
+  const size_t at = r ? r->body.find(key) : std::string::npos;
+  return at == std::string::npos ? -1 : std::stod(r->body.substr(at + key.size()));
+}
+
+TEST_F(HttpServerTest, ClientThatDisconnectsFreesItsSlot) {
+  const json body = {{"prompt", "a b c"}, {"stream", true}, {"ignore_eos", true},
+                     {"max_tokens", 4000}, {"clover", {{"decoder", "ar"}}}};
+  httplib::Request req;
+  req.method = "POST";
+  req.path = "/v1/completions";
+  req.body = body.dump();
+  req.set_header("Content-Type", "application/json");
+  req.set_header("Authorization", "Bearer sekret");
+  int chunks = 0;
+  req.content_receiver = [&](const char*, size_t, uint64_t, uint64_t) { return ++chunks < 5; };
+  auto c = Client();
+  auto r = c.send(req);  // the receiver's false closes the connection mid-stream
+  EXPECT_GE(chunks, 5);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  while (Metric("clover_active_slots") != 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(Metric("clover_active_slots"), 0) << "the slot was not freed within a second of the disconnect";
+  // Cut short: far fewer than the 4000 tokens asked for were generated (by every test together).
+  EXPECT_LT(Metric("clover_completion_tokens_total"), 2000);
 }
 
 }  // namespace

@@ -20,7 +20,7 @@ TEST(OpenAiRequestTest, ParsesAFullChatRequest) {
       "max_completion_tokens": 12, "temperature": 0.5, "top_p": 0.9, "top_k": -1, "min_p": 0.1,
       "seed": 7, "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.1,
       "stop": ["a", ""], "n": 1, "stream": true, "stream_options": {"include_usage": true},
-      "response_format": {"type": "text"}, "enable_thinking": false, "unknown_field": {"x": 1},
+      "response_format": {"type": "text"}, "enable_thinking": false, "ignore_eos": true, "unknown_field": {"x": 1},
       "clover": {"decoder": "ar", "threshold": 0.8, "block_size": 16}})",
                 &r);
   ASSERT_FALSE(e) << e->message;
@@ -33,6 +33,7 @@ TEST(OpenAiRequestTest, ParsesAFullChatRequest) {
   EXPECT_EQ(r.sampling.stop, std::vector<std::string>{"a"});
   EXPECT_TRUE(r.sampling.stream);
   EXPECT_TRUE(r.sampling.include_usage);
+  EXPECT_TRUE(r.sampling.ignore_eos);
   EXPECT_EQ(r.sampling.decoder, decode::DecoderKind::kAr);
   EXPECT_EQ(r.sampling.block_size, 16);
   EXPECT_EQ(r.messages[0]["role"], "system");
