@@ -100,8 +100,9 @@ def main():
     ap.add_argument("--limit", type=int, default=300)
     ap.add_argument("--decoders", default="ar,diffusion:0.95:32", help="ar | diffusion:TAU:BLOCK, comma-separated")
     ap.add_argument("--out", default=None, help="JSON file for the result rows")
+    ap.add_argument("--tasks", default=None, help="only these task families, comma-separated (e.g. tool_call,tool_reply)")
     args = ap.parse_args()
-    torch.set_num_threads(1)
+    torch.set_num_threads(1)  # with OPENBLAS_NUM_THREADS=1 in the environment (train.py sets it itself)
     ck = torch.load(os.path.join(args.work, "model.pt"))
     net = clover.CloverForCausalLM(ck["config"])
     net.load_state_dict(ck["state_dict"])
@@ -111,7 +112,10 @@ def main():
     for d in args.decoders.split(","):
         f = d.split(":")
         decs.append(("ar", None, None) if f[0] == "ar" else ("diffusion", float(f[1]), int(f[2])))
-    res = run(net, tok, data.eval_split()[:args.limit], decs)
+    tasks = data.eval_split()
+    if args.tasks:
+        tasks = [t for t in tasks if t["task"] in args.tasks.split(",")]
+    res = run(net, tok, tasks[:args.limit], decs)
     print(json.dumps(res, indent=1))
     if args.out:
         json.dump(res, open(args.out, "w"), indent=1)
