@@ -2,16 +2,20 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 #include "core/cpu_features.h"
 #include "core/dtype.h"
 #include "core/status.h"
+#include "core/tensor.h"
 
 namespace clover::kernels {
 
-// Weight element types the matmul kernels read directly.
-enum class WeightType { kF32, kBF16, kF16 };
-inline constexpr int kWeightTypeCount = 3;
+struct ActBlock;  // kernels/quantize.h
+
+// Weight element types the matmul kernels read directly (quantized: GGUF block layouts).
+enum class WeightType { kF32, kBF16, kF16, kQ8_0, kQ4_K, kQ6_K };
+inline constexpr int kWeightTypeCount = 6;
 
 // Computes `y[r * y_stride + o] = sum_i x[r * x_stride + i] * w[o][i]` for rows r in
 // [0, n_rows) and outputs o in [o_begin, o_end). `w` points at row 0 of a row-major [out, in]
@@ -19,6 +23,11 @@ inline constexpr int kWeightTypeCount = 3;
 using MatMulFn = void (*)(const float* x, int64_t n_rows, int64_t x_stride, const void* w,
                           int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end, float* y,
                           int64_t y_stride);
+// The same product for a quantized WeightType, with the activations already quantized to
+// 8-bit blocks: row r of `x` is the `in / 32` ActBlocks from `x + r * in / 32`.
+using QuantMatMulFn = void (*)(const ActBlock* x, int64_t n_rows, const void* w,
+                               int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end,
+                               float* y, int64_t y_stride);
 // Returns sum_i a[i] * b[i].
 using DotFn = float (*)(const float* a, const float* b, int64_t n);
 // Does y[i] += alpha * x[i].
@@ -28,7 +37,10 @@ using ScaleFn = void (*)(float alpha, float* y, int64_t n);
 
 struct KernelTable {
   Isa isa = Isa::kRef;
+  // Every type has a MatMulFn over f32 activations; an ISA with integer dot products sets
+  // `quant_matmul` for the quantized types, which MatMul then prefers.
   MatMulFn matmul[kWeightTypeCount] = {};
+  QuantMatMulFn quant_matmul[kWeightTypeCount] = {};
   DotFn dot = nullptr;
   AxpyFn axpy = nullptr;
   ScaleFn scale = nullptr;
@@ -41,5 +53,8 @@ const KernelTable& GetKernelTable(Isa isa);
 Result<const KernelTable*> SelectKernelTable();
 // Returns the WeightType of `dtype`, or an error naming `what` for types the kernels cannot read.
 Result<WeightType> WeightTypeOf(DType dtype, const char* what);
+// Checks that `w` is a 2-D matrix MatMul can read: a WeightType whose rows hold whole blocks
+// and `nbytes` matching the shape. Errors name `what`.
+Status CheckMatMulWeight(const TensorView& w, const std::string& what);
 
 }  // namespace clover::kernels

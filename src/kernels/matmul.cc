@@ -1,9 +1,13 @@
 // MatMul: splits output rows over the thread pool in blocks that keep each task worth a wake-up.
+// Quantized weights on an ISA with integer dot products first quantize the activations once per
+// call (not per task), so every task reads the same 8-bit blocks.
 #include "kernels/matmul.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "core/check.h"
+#include "kernels/quantize.h"
 
 namespace clover::kernels {
 namespace {
@@ -11,6 +15,21 @@ namespace {
 constexpr int64_t kMinFlopsPerTask = 1 << 15;
 // Output rows per task are a multiple of the widest register tile (4 weight rows).
 constexpr int64_t kRowGranule = 4;
+// Rows of activations per quantization task (quantizing is ~10 operations per element).
+constexpr int64_t kMinQuantizeElementsPerTask = 1 << 14;
+
+// Splits `out` output rows into tasks and calls `fn(o_begin, o_end)` on the pool.
+template <typename Fn>
+void ForOutputs(const KernelContext& ctx, int64_t out, int64_t in, int64_t n_rows, const Fn& fn) {
+  const int64_t n_granules = (out + kRowGranule - 1) / kRowGranule;
+  const int64_t flops_per_granule = std::max<int64_t>(1, kRowGranule * in * n_rows);
+  const int64_t min_granules = std::max<int64_t>(1, kMinFlopsPerTask / flops_per_granule);
+  ctx.pool.ParallelFor(
+      n_granules,
+      [&](int64_t g0, int64_t g1) { fn(g0 * kRowGranule, std::min(out, g1 * kRowGranule)); },
+      min_granules);
+}
+
 }  // namespace
 
 void MatMul(const KernelContext& ctx, const float* x, int64_t n_rows, int64_t x_stride,
@@ -20,19 +39,29 @@ void MatMul(const KernelContext& ctx, const float* x, int64_t n_rows, int64_t x_
   const int64_t in = w.shape[1];
   Result<WeightType> type = WeightTypeOf(w.dtype, "matmul");
   CLOVER_CHECK(type.ok());
-  const MatMulFn fn = ctx.table.matmul[static_cast<int>(*type)];
   const int64_t row_bytes = static_cast<int64_t>(w.row_bytes());
-  const int64_t n_granules = (out + kRowGranule - 1) / kRowGranule;
-  const int64_t flops_per_granule = std::max<int64_t>(1, kRowGranule * in * n_rows);
-  const int64_t min_granules = std::max<int64_t>(1, kMinFlopsPerTask / flops_per_granule);
-  ctx.pool.ParallelFor(
-      n_granules,
-      [&](int64_t g0, int64_t g1) {
-        const int64_t o0 = g0 * kRowGranule;
-        const int64_t o1 = std::min(out, g1 * kRowGranule);
-        fn(x, n_rows, x_stride, w.data, row_bytes, in, o0, o1, y, y_stride);
-      },
-      min_granules);
+  if (const QuantMatMulFn qfn = ctx.table.quant_matmul[static_cast<int>(*type)]) {
+    CLOVER_CHECK(in % kActBlockSize == 0);  // CheckMatMulWeight at load
+    const int64_t nb = in / kActBlockSize;
+    // Reused across calls: the forward calls MatMul hundreds of times per pass.
+    thread_local std::vector<ActBlock> xq;
+    xq.resize(static_cast<size_t>(n_rows * nb));
+    ActBlock* q = xq.data();
+    ctx.pool.ParallelFor(
+        n_rows,
+        [&](int64_t r0, int64_t r1) {
+          QuantizeActivations(x + r0 * x_stride, r1 - r0, x_stride, in, q + r0 * nb);
+        },
+        std::max<int64_t>(1, kMinQuantizeElementsPerTask / std::max<int64_t>(1, in)));
+    ForOutputs(ctx, out, in, n_rows, [&](int64_t o0, int64_t o1) {
+      qfn(q, n_rows, w.data, row_bytes, in, o0, o1, y, y_stride);
+    });
+    return;
+  }
+  const MatMulFn fn = ctx.table.matmul[static_cast<int>(*type)];
+  ForOutputs(ctx, out, in, n_rows, [&](int64_t o0, int64_t o1) {
+    fn(x, n_rows, x_stride, w.data, row_bytes, in, o0, o1, y, y_stride);
+  });
 }
 
 }  // namespace clover::kernels

@@ -1,4 +1,5 @@
 // KernelTable registry: one table per ISA, optimized entries over the reference fallbacks.
+#include <optional>
 #include <string>
 
 #include "kernels/cpu/kernels_avx2.h"
@@ -16,6 +17,9 @@ KernelTable MakeRefTable() {
   t.matmul[static_cast<int>(WeightType::kF32)] = ref::MatMulF32;
   t.matmul[static_cast<int>(WeightType::kBF16)] = ref::MatMulBF16;
   t.matmul[static_cast<int>(WeightType::kF16)] = ref::MatMulF16;
+  t.matmul[static_cast<int>(WeightType::kQ8_0)] = ref::MatMulQ8_0;
+  t.matmul[static_cast<int>(WeightType::kQ4_K)] = ref::MatMulQ4_K;
+  t.matmul[static_cast<int>(WeightType::kQ6_K)] = ref::MatMulQ6_K;
   t.dot = ref::Dot;
   t.axpy = ref::Axpy;
   t.scale = ref::Scale;
@@ -28,6 +32,9 @@ KernelTable MakeAvx2Table() {
   t.matmul[static_cast<int>(WeightType::kF32)] = avx2::MatMulF32;
   t.matmul[static_cast<int>(WeightType::kBF16)] = avx2::MatMulBF16;
   t.matmul[static_cast<int>(WeightType::kF16)] = avx2::MatMulF16;
+  t.quant_matmul[static_cast<int>(WeightType::kQ8_0)] = avx2::QuantMatMulQ8_0;
+  t.quant_matmul[static_cast<int>(WeightType::kQ4_K)] = avx2::QuantMatMulQ4_K;
+  t.quant_matmul[static_cast<int>(WeightType::kQ6_K)] = avx2::QuantMatMulQ6_K;
   t.dot = avx2::Dot;
   t.axpy = avx2::Axpy;
   t.scale = avx2::Scale;
@@ -40,6 +47,9 @@ KernelTable MakeAvx512Table() {
   t.matmul[static_cast<int>(WeightType::kF32)] = avx512::MatMulF32;
   t.matmul[static_cast<int>(WeightType::kBF16)] = avx512::MatMulBF16;
   t.matmul[static_cast<int>(WeightType::kF16)] = avx512::MatMulF16;
+  t.quant_matmul[static_cast<int>(WeightType::kQ8_0)] = avx512::QuantMatMulQ8_0;
+  t.quant_matmul[static_cast<int>(WeightType::kQ4_K)] = avx512::QuantMatMulQ4_K;
+  t.quant_matmul[static_cast<int>(WeightType::kQ6_K)] = avx512::QuantMatMulQ6_K;
   t.dot = avx512::Dot;
   t.axpy = avx512::Axpy;
   t.scale = avx512::Scale;
@@ -76,11 +86,40 @@ Result<WeightType> WeightTypeOf(DType dtype, const char* what) {
       return WeightType::kBF16;
     case DType::kF16:
       return WeightType::kF16;
+    case DType::kQ8_0:
+      return WeightType::kQ8_0;
+    case DType::kQ4_K:
+      return WeightType::kQ4_K;
+    case DType::kQ6_K:
+      return WeightType::kQ6_K;
     default:
       break;
   }
-  return Unimplemented(std::string(what) + ": weight dtype " + DTypeName(dtype) +
-                       " is not supported by the CPU matmul (expected F32, BF16 or F16)");
+  return Unimplemented(
+      std::string(what) + ": weight dtype " + DTypeName(dtype) +
+      " is not supported by the CPU matmul (expected F32, BF16, F16, Q8_0, Q4_K or Q6_K)");
+}
+
+Status CheckMatMulWeight(const TensorView& w, const std::string& what) {
+  CLOVER_TRY(WeightTypeOf(w.dtype, what.c_str()).status());
+  if (w.shape.size() != 2) {
+    return InvalidArgument(what + ": shape " + ShapeToString(w.shape) + ", expected a matrix");
+  }
+  const int64_t block = DTypeBlockSize(w.dtype);
+  if (w.shape[1] % block != 0) {
+    return InvalidArgument(
+        what + ": " + DTypeName(w.dtype) + " rows of " + std::to_string(w.shape[1]) +
+        " elements, expected a multiple of the block size " + std::to_string(block));
+  }
+  const std::optional<uint64_t> bytes =
+      DTypeBytes(w.dtype, static_cast<uint64_t>(w.shape[0]) * w.shape[1]);
+  if (!bytes || *bytes != w.nbytes) {
+    return InvalidArgument(what + ": " + std::to_string(w.nbytes) + " bytes of " +
+                           DTypeName(w.dtype) + " for shape " + ShapeToString(w.shape) +
+                           ", expected " +
+                           (bytes ? std::to_string(*bytes) : "a whole block count"));
+  }
+  return Status::Ok();
 }
 
 }  // namespace clover::kernels

@@ -20,8 +20,7 @@ Status CheckShape(const TensorView& t, const std::vector<int64_t>& want, const s
 
 Status CheckMatrix(const TensorView& t, int64_t rows, int64_t cols, const std::string& name) {
   CLOVER_TRY(CheckShape(t, {rows, cols}, name));
-  Result<kernels::WeightType> type = kernels::WeightTypeOf(t.dtype, name.c_str());
-  return type.status();
+  return kernels::CheckMatMulWeight(t, name);
 }
 
 Status CheckF32(const TensorView& t, const std::vector<int64_t>& want, const std::string& name) {

@@ -1,0 +1,199 @@
+// The ISA-independent half of the quantized matmuls: 8-bit activation blocks (ActBlock) against
+// Q8_0 / Q4_K / Q6_K weight rows with 32-byte integer dot products. Textually included by
+// quant_matmul_<isa>.cc inside its ISA namespace (no include guard, like matmul_tiling-inl.h),
+// after the file defines `DotU8S8(u, s)`: the 8 int32 sums of 4 adjacent u8 x s8 products
+// (lane k covers bytes 4k..4k+3).
+//
+// Per 32-element block b of a weight row: y += dw_b * dx_b * (integer dot of the levels), so only
+// the 32-lane integer work is vectorized and the scales meet the sum once per block. The
+// unsigned formats subtract their offset with the activation sums ActBlock::sum instead of
+// widening the levels.
+
+namespace {
+
+inline float LoadHalf(const uint8_t* p) {
+  uint16_t h;
+  std::memcpy(&h, p, 2);
+  return _cvtsh_ss(h);
+}
+
+inline __m256i Load256(const void* p) { return _mm256_loadu_si256(static_cast<const __m256i*>(p)); }
+
+inline float SumLanes(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 s2 = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
+}
+
+// Each format: `Rows<R>(x, nb, w, out)` dots one weight row `w` with the R activation rows at
+// x, x + nb, ... (nb = blocks per row) into out[0..R).
+struct FormatQ8_0 {
+  static constexpr int64_t kBlockBytes = 34;
+
+  template <int R>
+  static void Rows(const ActBlock* x, int64_t nb, const uint8_t* w, float* out) {
+    __m256 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
+    for (int64_t b = 0; b < nb; ++b) {
+      const uint8_t* blk = w + b * kBlockBytes;
+      const float dw = LoadHalf(blk);
+      const __m256i wq = Load256(blk + 2);
+      // |w| (as u8, so -128 becomes 128) times x with w's sign: the signed product in u8 x s8.
+      const __m256i wabs = _mm256_sign_epi8(wq, wq);
+      for (int r = 0; r < R; ++r) {
+        const ActBlock& a = x[r * nb + b];
+        const __m256i xs = _mm256_sign_epi8(Load256(a.q), wq);
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dw * a.d), _mm256_cvtepi32_ps(DotU8S8(wabs, xs)),
+                                 acc[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]);
+  }
+};
+
+struct FormatQ4_K {
+  static constexpr int64_t kBlockBytes = 144;
+
+  template <int R>
+  static void Rows(const ActBlock* x, int64_t nb, const uint8_t* w, float* out) {
+    __m256 acc[R];
+    float mins[R];
+    for (int r = 0; r < R; ++r) {
+      acc[r] = _mm256_setzero_ps();
+      mins[r] = 0.0f;
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    for (int64_t sb = 0; sb < nb / 8; ++sb) {
+      const uint8_t* blk = w + sb * kBlockBytes;
+      const float d = LoadHalf(blk);
+      const float dmin = LoadHalf(blk + 2);
+      const uint8_t* s = blk + 4;
+      float dsc[8], dmn[8];
+      for (int j = 0; j < 4; ++j) {
+        dsc[j] = d * (s[j] & 63);
+        dmn[j] = dmin * (s[j + 4] & 63);
+        dsc[j + 4] = d * ((s[j + 8] & 0x0F) | ((s[j] >> 6) << 4));
+        dmn[j + 4] = dmin * ((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
+      }
+      for (int c = 0; c < 4; ++c) {
+        const __m256i raw = Load256(blk + 16 + 32 * c);
+        const __m256i lo = _mm256_and_si256(raw, low4);
+        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        for (int r = 0; r < R; ++r) {
+          const ActBlock& a0 = x[r * nb + 8 * sb + 2 * c];
+          const ActBlock& a1 = x[r * nb + 8 * sb + 2 * c + 1];
+          acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dsc[2 * c] * a0.d),
+                                   _mm256_cvtepi32_ps(DotU8S8(lo, Load256(a0.q))), acc[r]);
+          acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dsc[2 * c + 1] * a1.d),
+                                   _mm256_cvtepi32_ps(DotU8S8(hi, Load256(a1.q))), acc[r]);
+          mins[r] += dmn[2 * c] * a0.d * (a0.sum[0] + a0.sum[1]) +
+                     dmn[2 * c + 1] * a1.d * (a1.sum[0] + a1.sum[1]);
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]) - mins[r];
+  }
+};
+
+struct FormatQ6_K {
+  static constexpr int64_t kBlockBytes = 210;
+
+  template <int R>
+  static void Rows(const ActBlock* x, int64_t nb, const uint8_t* w, float* out) {
+    __m256 acc[R];
+    float offsets[R];
+    for (int r = 0; r < R; ++r) {
+      acc[r] = _mm256_setzero_ps();
+      offsets[r] = 0.0f;
+    }
+    const __m256i low4 = _mm256_set1_epi8(0x0F);
+    const __m256i low2 = _mm256_set1_epi8(0x03);
+    for (int64_t sb = 0; sb < nb / 8; ++sb) {
+      const uint8_t* blk = w + sb * kBlockBytes;
+      const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
+      const float d = LoadHalf(blk + 208);
+      for (int h = 0; h < 2; ++h) {
+        const __m256i ql0 = Load256(blk + 64 * h);
+        const __m256i ql1 = Load256(blk + 64 * h + 32);
+        const __m256i qh = Load256(blk + 128 + 32 * h);
+        // The four 32-element groups of this half: 4 low bits from ql, 2 high bits from qh.
+        __m256i v[4];
+        v[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4),
+                               _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4));
+        v[1] =
+            _mm256_or_si256(_mm256_and_si256(ql1, low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4));
+        v[2] =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4));
+        v[3] =
+            _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
+                            _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
+        for (int g = 0; g < 4; ++g) {
+          const int s0 = sc[8 * h + 2 * g], s1 = sc[8 * h + 2 * g + 1];
+          // Lanes 0-3 hold elements 0-15 (scale s0), lanes 4-7 elements 16-31 (scale s1).
+          const __m256i scales = _mm256_setr_epi32(s0, s0, s0, s0, s1, s1, s1, s1);
+          for (int r = 0; r < R; ++r) {
+            const ActBlock& a = x[r * nb + 8 * sb + 4 * h + g];
+            const __m256i dot = _mm256_mullo_epi32(DotU8S8(v[g], Load256(a.q)), scales);
+            const float da = d * a.d;
+            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(da), _mm256_cvtepi32_ps(dot), acc[r]);
+            offsets[r] += da * 32.0f * static_cast<float>(s0 * a.sum[0] + s1 * a.sum[1]);
+          }
+        }
+      }
+    }
+    for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]) - offsets[r];
+  }
+};
+
+// Activation rows that meet each decoded weight row while it is in registers.
+constexpr int kQuantTileRows = 4;
+// Weight rows per L2 block, as in matmul_tiling-inl.h.
+constexpr int64_t kQuantWeightBlock = 64;
+
+template <typename Format, int R>
+inline void RowsUpTo(const ActBlock* x, int64_t n_rows, int64_t nb, const uint8_t* w, float* out) {
+  if constexpr (R > 1) {
+    if (n_rows < R) {
+      RowsUpTo<Format, R - 1>(x, n_rows, nb, w, out);
+      return;
+    }
+  }
+  Format::template Rows<R>(x, nb, w, out);
+}
+
+template <typename Format>
+void QuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes, int64_t in,
+                 int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const int64_t nb = in / kActBlockSize;
+  float out[kQuantTileRows];
+  for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
+    const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kQuantTileRows) {
+      const int64_t nr = std::min<int64_t>(kQuantTileRows, n_rows - r0);
+      for (int64_t o = ob; o < oe; ++o) {
+        RowsUpTo<Format, kQuantTileRows>(x + r0 * nb, nr, nb, wb + o * w_row_bytes, out);
+        for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void QuantMatMulQ8_0(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
+                     int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+  QuantMatMul<FormatQ8_0>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
+}
+
+void QuantMatMulQ4_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
+                     int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+  QuantMatMul<FormatQ4_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
+}
+
+void QuantMatMulQ6_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
+                     int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+  QuantMatMul<FormatQ6_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
+}
