@@ -145,13 +145,17 @@ describe('chat completions', () => {
     // EOS produces no text, and a token may hold back an unfinished UTF-8 character.
     assert.ok(folded.contentChunks >= folded.usage.completion_tokens - 2,
       `${folded.contentChunks} content chunks for ${folded.usage.completion_tokens} tokens`);
-    assert.equal(folded.usage.clover.passes, folded.usage.completion_tokens, 'AR: one pass per token');
+    // The prefill's logits give the first token; each later token costs one pass.
+    assert.equal(folded.usage.clover.passes, folded.usage.completion_tokens - 1, 'AR: one pass per token');
   });
 
   test('block_size and threshold extension fields are accepted and change the decode', async () => {
-    const small = await client.chat.completions.create({ ...noThink, clover: { block_size: 8, threshold: 0.9 } });
-    const big = await client.chat.completions.create({ ...noThink, clover: { block_size: 32, threshold: 0.9 } });
-    assert.equal(small.choices[0].message.content.length > 0, true);
+    // An answer of 20-odd tokens: one 32-token block, several 8-token ones.
+    const params = { messages: [{ role: 'user', content: 'What can you do?' }], temperature: 0, enable_thinking: false };
+    const small = await client.chat.completions.create({ ...params, clover: { block_size: 8, threshold: 0.9 } });
+    const big = await client.chat.completions.create({ ...params, clover: { block_size: 32, threshold: 0.9 } });
+    assert.ok(small.usage.completion_tokens > 16, `${small.usage.completion_tokens} tokens`);
+    assert.ok(small.usage.clover.blocks >= Math.ceil(small.usage.completion_tokens / 8), JSON.stringify(small.usage));
     assert.ok(small.usage.clover.blocks > big.usage.clover.blocks,
       `block 8 -> ${small.usage.clover.blocks} blocks, block 32 -> ${big.usage.clover.blocks}`);
   });
@@ -318,81 +322,92 @@ describe('completions', () => {
 });
 
 describe('tool calls', () => {
-  // The demo model learns tool calls from the rows of eval_tasks.jsonl whose task names a tool;
-  // a model shipped without such rows was not trained for them.
-  const toolTasks = evalTasks().filter((t) => /tool/.test(t.task) && Array.isArray(t.tools));
-  const skip = toolTasks.length === 0 && 'the shipped demo model has no tool tasks in eval_tasks.jsonl';
-  const WEATHER = [{
-    type: 'function',
-    function: {
-      name: 'get_weather',
-      description: 'Current weather of a city',
-      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
-    },
-  }];
+  // The demo model learns tool calls from the task families `tool_call` (the answer is Qwen's
+  // <tool_call> block) and `tool_reply` (a conversation ending in a tool result; the answer uses
+  // it); a model shipped without such rows in eval_tasks.jsonl was not trained for them.
+  const calls = evalTasks().filter((t) => t.task === 'tool_call');
+  const replies = evalTasks().filter((t) => t.task === 'tool_reply');
+  const skip = (calls.length === 0 || replies.length === 0) && 'the shipped demo model has no tool tasks in eval_tasks.jsonl';
 
-  function firstCallTask() {
-    return toolTasks.find((t) => t.messages.at(-1).role === 'user') ?? toolTasks[0];
+  // {name, arguments} of the expected call, from the answer's <tool_call> block.
+  function expectedCall(answer) {
+    const match = /<tool_call>\s*([\s\S]*?)\s*<\/tool_call>/.exec(answer);
+    assert.ok(match, `no <tool_call> in ${answer}`);
+    return JSON.parse(match[1]);
   }
 
-  test('round trip: tools -> tool_calls -> tool result -> final answer', { skip }, async () => {
-    const task = firstCallTask();
-    const tools = task.tools ?? WEATHER;
-    const messages = task.messages;
-    const first = await client.chat.completions.create({
-      messages, tools, temperature: 0, enable_thinking: task.enable_thinking,
-    });
-    const choice = first.choices[0];
-    assert.equal(choice.finish_reason, 'tool_calls', JSON.stringify(choice.message));
-    assert.ok(choice.message.tool_calls.length >= 1);
-    const call = choice.message.tool_calls[0];
+  function assertCall(call, expected, tools) {
     assert.equal(call.type, 'function');
     assert.match(call.id, /\S/);
     assert.ok(tools.some((t) => t.function.name === call.function.name), `unknown tool ${call.function.name}`);
-    const args = JSON.parse(call.function.arguments);
-    assert.equal(typeof args, 'object');
-    assert.ok(!(choice.message.content ?? '').includes('<tool_call>'), 'tool-call markup leaked into content');
+    assert.equal(call.function.name, expected.name);
+    assert.equal(typeof call.function.arguments, 'string', 'arguments are a JSON string');
+    assert.deepEqual(JSON.parse(call.function.arguments), expected.arguments);
+  }
 
-    const followUp = await client.chat.completions.create({
-      temperature: 0, tools, enable_thinking: task.enable_thinking,
+  test('a question that needs a tool gets tool_calls and finish_reason "tool_calls"', { skip }, async () => {
+    for (const task of calls.slice(0, 3)) {
+      const res = await client.chat.completions.create({
+        messages: task.messages, tools: task.tools, temperature: 0, enable_thinking: task.enable_thinking,
+      });
+      const choice = res.choices[0];
+      assert.equal(choice.finish_reason, 'tool_calls', JSON.stringify(choice.message));
+      assert.equal(choice.message.tool_calls.length, 1);
+      assertCall(choice.message.tool_calls[0], expectedCall(task.answer), task.tools);
+      assert.ok(!(choice.message.content ?? '').includes('<tool_call>'), 'tool-call markup leaked into content');
+    }
+  });
+
+  test('round trip: tools -> tool_calls -> tool result -> final answer', { skip }, async () => {
+    const task = replies[0];
+    const [question, recordedCall, toolResult] = task.messages;
+    const params = { tools: task.tools, temperature: 0, enable_thinking: task.enable_thinking };
+    const first = await client.chat.completions.create({ ...params, messages: [question] });
+    const choice = first.choices[0];
+    assert.equal(choice.finish_reason, 'tool_calls', JSON.stringify(choice.message));
+    const [call] = choice.message.tool_calls;
+    assertCall(call, recordedCall.tool_calls[0].function, task.tools);
+
+    const final = await client.chat.completions.create({
+      ...params,
       messages: [
-        ...messages,
-        { role: 'assistant', content: choice.message.content ?? '', tool_calls: choice.message.tool_calls },
-        { role: 'tool', tool_call_id: call.id, content: JSON.stringify({ temperature_c: 18, condition: 'sunny' }) },
+        question,
+        { role: 'assistant', content: choice.message.content, tool_calls: choice.message.tool_calls },
+        { role: 'tool', tool_call_id: call.id, content: toolResult.content },
       ],
     });
-    const final = followUp.choices[0];
-    assert.equal(final.finish_reason, 'stop');
-    assert.ok(!final.message.tool_calls?.length);
-    assert.ok(final.message.content.trim().length > 0);
+    assert.equal(final.choices[0].finish_reason, 'stop');
+    assert.ok(!final.choices[0].message.tool_calls?.length);
+    assert.equal(final.choices[0].message.content.trim(), task.answer);
   });
 
   test('streamed tool calls arrive as delta.tool_calls with index, id, type and function', { skip }, async () => {
-    const task = firstCallTask();
-    const tools = task.tools ?? WEATHER;
-    const plain = await client.chat.completions.create({
-      messages: task.messages, tools, temperature: 0, enable_thinking: task.enable_thinking,
-    });
+    const task = calls[0];
     const streamed = await collectStream({
-      messages: task.messages, tools, temperature: 0, enable_thinking: task.enable_thinking,
+      messages: task.messages, tools: task.tools, temperature: 0, enable_thinking: task.enable_thinking,
     });
     assert.equal(streamed.finishReason, 'tool_calls');
-    assert.equal(streamed.toolCalls.length, plain.choices[0].message.tool_calls.length);
-    streamed.toolCalls.forEach((call, i) => {
-      const expected = plain.choices[0].message.tool_calls[i];
-      assert.equal(call.type, 'function');
-      assert.match(call.id, /\S/);
-      assert.equal(call.function.name, expected.function.name);
-      assert.deepEqual(JSON.parse(call.function.arguments), JSON.parse(expected.function.arguments));
-    });
+    assert.equal(streamed.toolCalls.length, 1);
+    assertCall(streamed.toolCalls[0], expectedCall(task.answer), task.tools);
+    assert.ok(!streamed.content.includes('<tool_call>'), 'tool-call markup leaked into content');
   });
 
   test('with tools offered, a question that needs none is answered normally', { skip }, async () => {
+    const { tools } = calls[0];
     const res = await client.chat.completions.create({
-      messages: [FRANCE], tools: WEATHER, temperature: 0, enable_thinking: false,
+      messages: [FRANCE], tools, temperature: 0, enable_thinking: false,
     });
     assert.equal(res.choices[0].finish_reason, 'stop');
-    assert.ok(res.choices[0].message.content.includes('Paris'));
-    assert.equal(res.usage.prompt_tokens, tokenize(renderPrompt([FRANCE], { thinking: false, tools: WEATHER })).length);
+    assert.ok(!res.choices[0].message.tool_calls?.length);
+    assert.equal(res.usage.prompt_tokens, tokenize(renderPrompt([FRANCE], { thinking: false, tools })).length);
+  });
+
+  test('tool_choice "none" leaves the tools out of the prompt', { skip }, async () => {
+    const task = calls[0];
+    const res = await client.chat.completions.create({
+      messages: task.messages, tools: task.tools, tool_choice: 'none', temperature: 0, enable_thinking: task.enable_thinking,
+    });
+    assert.equal(res.usage.prompt_tokens, tokenize(renderPrompt(task.messages, { thinking: task.enable_thinking })).length);
+    assert.notEqual(res.choices[0].finish_reason, 'tool_calls');
   });
 });

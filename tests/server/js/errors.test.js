@@ -41,6 +41,7 @@ describe('authentication', () => {
       assert.ok(err instanceof OpenAI.AuthenticationError, String(err));
       assert.equal(err.status, 401);
       assert.equal(err.type, 'authentication_error');
+      assert.equal(err.code, 'invalid_api_key');
       return true;
     });
     await assert.rejects(wrong.chat.completions.create({ messages: [FRANCE] }), (err) => err.status === 401);
@@ -134,6 +135,7 @@ describe('400 invalid_request_error', () => {
     const long = { role: 'user', content: 'count the apples and pears please '.repeat(60) };
     for (const [route, body] of [['/v1/chat/completions', { messages: [long] }], ['/v1/completions', { prompt: long.content }]]) {
       const error = assertError(await post(route, body), 400, 'invalid_request_error', route);
+      assert.equal(error.code, 'context_length_exceeded', route);
       const numbers = (error.message.match(/\d+/g) ?? []).map(Number);
       assert.ok(numbers.includes(CTX), `${route}: message does not name the context ${CTX}: ${error.message}`);
       assert.ok(numbers.some((n) => n > CTX), `${route}: message does not name the prompt length: ${error.message}`);

@@ -162,13 +162,14 @@ export function parseSSE(text) {
   const events = text.split(/\r?\n\r?\n/);
   if (events.at(-1) !== '') throw new Error(`SSE body does not end with a blank line: ${JSON.stringify(text.slice(-80))}`);
   events.pop();
-  const payloads = events.map((event) => {
-    const lines = event.split(/\r?\n/).filter((line) => line !== '' && !line.startsWith(':'));
-    if (lines.length === 0 || !lines.every((line) => line.startsWith('data: '))) {
-      throw new Error(`malformed SSE event: ${JSON.stringify(event)}`);
-    }
-    return lines.map((line) => line.slice(6)).join('\n');
-  }).filter((payload) => payload !== undefined);
+  const payloads = [];
+  for (const event of events) {
+    // Comment lines (`: ping`, sent while a block is being denoised) carry no data.
+    const lines = event.split(/\r?\n/).filter((line) => !line.startsWith(':'));
+    if (lines.length === 0) continue;
+    if (!lines.every((line) => line.startsWith('data: '))) throw new Error(`malformed SSE event: ${JSON.stringify(event)}`);
+    payloads.push(lines.map((line) => line.slice(6)).join('\n'));
+  }
   if (payloads.at(-1) !== '[DONE]') throw new Error(`SSE stream does not end with [DONE]: ${JSON.stringify(payloads.at(-1))}`);
   return payloads.slice(0, -1).map((payload) => JSON.parse(payload));
 }
