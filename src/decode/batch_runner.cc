@@ -12,12 +12,22 @@ struct BatchRunner::Sequence {
   Sequence(SequenceId id, Decoder& decoder, StepCallback on_step, model::SequenceState state)
       : id(id), decoder(decoder), on_step(std::move(on_step)), state(std::move(state)) {}
 
+  // Groups of this sequence that go into the next forward: one, or a commit and the preview
+  // right after it.
+  size_t GroupsThisStep() const {
+    const size_t left = groups.size() - next_group;
+    if (left >= 2 && groups[next_group].mode == GroupMode::kAppend &&
+        groups[next_group + 1].mode == GroupMode::kPreview)
+      return 2;
+    return left > 0 ? 1 : 0;
+  }
+
   SequenceId id;
   Decoder& decoder;
   StepCallback on_step;
   model::SequenceState state;
-  // The groups of the decoder's last NextGroups(): one runs per step, in order, because a later
-  // group may read what an earlier one committed.
+  // The groups of the decoder's last NextGroups(): they run in order, because a later group may
+  // read what an earlier one committed.
   std::vector<RowGroup> groups;
   size_t next_group = 0;
   std::vector<float> logits;  // requested rows of the groups run so far
@@ -55,36 +65,39 @@ BatchRunner::Done BatchRunner::Finish(std::unique_ptr<Sequence> seq, Status stat
 
 Status BatchRunner::ForwardGroups(const std::vector<Sequence*>& members) {
   model::ForwardBatch batch;
-  std::vector<Sequence*> order;  // members in ForwardLogits order: appends, then previews
-  for (Sequence* s : members) {
-    const RowGroup& g = s->groups[s->next_group];
-    if (g.mode == GroupMode::kAppend) {
-      std::vector<int64_t> rows(g.logit_rows.begin(), g.logit_rows.end());
-      batch.appends.push_back({&s->state, g.tokens, g.first_position, std::move(rows)});
-      order.push_back(s);
-    }
-  }
-  for (Sequence* s : members) {
-    const RowGroup& g = s->groups[s->next_group];
-    if (g.mode == GroupMode::kPreview) {
-      std::vector<int64_t> rows(g.logit_rows.begin(), g.logit_rows.end());
-      batch.previews.push_back({&s->state, g.tokens, g.first_position, std::move(rows)});
-      order.push_back(s);
+  // (sequence, group) in ForwardLogits order: appends, then previews. A fused sequence's commit
+  // comes before its preview, which is also the order its decoder consumes them in.
+  std::vector<std::pair<Sequence*, const RowGroup*>> order;
+  for (const GroupMode mode : {GroupMode::kAppend, GroupMode::kPreview}) {
+    for (Sequence* s : members) {
+      for (size_t i = 0; i < s->GroupsThisStep(); ++i) {
+        const RowGroup& g = s->groups[s->next_group + i];
+        if (g.mode != mode) continue;
+        std::vector<int64_t> rows(g.logit_rows.begin(), g.logit_rows.end());
+        if (mode == GroupMode::kAppend) {
+          batch.appends.push_back({&s->state, g.tokens, g.first_position, std::move(rows)});
+        } else {
+          batch.previews.push_back({&s->state, g.tokens, g.first_position, std::move(rows)});
+        }
+        order.emplace_back(s, &g);
+      }
     }
   }
   CLOVER_ASSIGN_OR_RETURN(model::ForwardLogits out, model_.Forward(batch, scratch_));
   int64_t row = 0;
-  for (Sequence* s : order) {
-    const int64_t n = static_cast<int64_t>(s->groups[s->next_group].logit_rows.size());
+  for (const auto& [s, g] : order) {
+    const int64_t n = static_cast<int64_t>(g->logit_rows.size());
     s->logits.insert(s->logits.end(), out.row(row), out.row(row) + n * out.vocab);
     row += n;
+  }
+  for (Sequence* s : members) {
     if (s->prefilled) {
       ++s->result.forward_calls;
       for (size_t il = 0; il < out.distinct_experts.size(); ++il)
         s->result.distinct_experts_sum[il] += out.distinct_experts[il];
     }
     s->prefilled = true;
-    ++s->next_group;
+    s->next_group += s->GroupsThisStep();
   }
   return Status::Ok();
 }

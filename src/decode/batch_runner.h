@@ -53,7 +53,9 @@ class BatchRunner {
   // Returns false when the id is not active.
   bool Cancel(SequenceId id);
 
-  // Runs one forward over the next group of every active sequence and feeds each decoder whose
+  // Runs one forward over the next group of every active sequence — two when a decoder asked for
+  // a commit followed by a preview (fused commit, clover-decoding.md §6.1: the preview sees the
+  // committed rows layer by layer) — and feeds each decoder whose
   // groups are all done. Returns the sequences that left the runner in this step (and those
   // cancelled since the last one). Errors are per sequence: a forward that fails is retried group
   // by group so that only the sequences at fault fail.
@@ -64,7 +66,8 @@ class BatchRunner {
 
  private:
   struct Sequence;
-  // Runs `members`' current groups in one forward; on success hands each its logits.
+  // Runs `members`' current groups (two for a fused commit + preview) in one forward; on success
+  // hands each its logits and advances its group cursor.
   Status ForwardGroups(const std::vector<Sequence*>& members);
   Done Finish(std::unique_ptr<Sequence> seq, Status status);
 

@@ -34,16 +34,17 @@ BlockDiffusionDecoder::BlockDiffusionDecoder(const ResolvedRequest& request,
 void BlockDiffusionDecoder::StartBlock() {
   rows_.assign(static_cast<size_t>(block_size_), BlockRow{});
   prefix_rows_ = 0;
+  pass_in_block_ = 0;
   if (counters_.blocks == 0) {
     for (int32_t id : prompt_tail_) rows_[prefix_rows_++] = BlockRow{RowState::kFixed, id};
   }
   state_ = State::kPreview;
 }
 
-std::vector<int> BlockDiffusionDecoder::NeededRows() const {
+std::vector<int> BlockDiffusionDecoder::NeededRowsOf(const std::vector<BlockRow>& rows) const {
   std::vector<int> needed;
   for (int j = 0; j < block_size_; ++j) {
-    if (rows_[j].state != RowState::kMasked) continue;
+    if (rows[j].state != RowState::kMasked) continue;
     if (!model_.shift_logits)
       needed.push_back(j);
     else if (j > 0)
@@ -70,7 +71,13 @@ std::vector<RowGroup> BlockDiffusionDecoder::NextGroups() {
       RowGroup g{GroupMode::kAppend, position_, commit_, {}};
       if (model_.shift_logits && !final_commit_)
         g.logit_rows.push_back(static_cast<int>(commit_.size()) - 1);
-      return {std::move(g)};
+      if (!request_.request.fuse_commit || final_commit_) return {std::move(g)};
+      // The next block's first preview: every row masked (only block 0 holds prompt rows).
+      const std::vector<BlockRow> fresh(static_cast<size_t>(block_size_), BlockRow{});
+      RowGroup preview{GroupMode::kPreview, position_ + static_cast<int64_t>(commit_.size()),
+                       std::vector<int32_t>(static_cast<size_t>(block_size_), mask_id_),
+                       NeededRowsOf(fresh)};
+      return {std::move(g), std::move(preview)};
     }
     case State::kDone:
       return {};
@@ -110,7 +117,14 @@ Status BlockDiffusionDecoder::ApplyRound(std::span<const float> logits,
     CLOVER_CHECK(choice.token != mask_id_);  // clover-spec.md I3: suppressed before the choice
     candidates.push_back(RowCandidate{j, choice.token, choice.prob});
   }
-  for (size_t k : SelectLowConfidence(candidates, request_.request.threshold)) {
+  const DecodeRequest& req = request_.request;
+  const std::vector<size_t> selected =
+      req.kind == DecoderKind::kFrontier
+          ? SelectFrontier(candidates, req.threshold, pass_in_block_, req.frontier.floor,
+                           req.frontier.target_iters, req.frontier.max_stride)
+          : SelectLowConfidence(candidates, req.threshold);
+  ++pass_in_block_;
+  for (size_t k : selected) {
     const RowCandidate& c = candidates[k];
     rows_[c.row] = BlockRow{RowState::kFixed, c.token};
     history_.AddGenerated(c.token);
@@ -158,13 +172,26 @@ Result<StepEvents> BlockDiffusionDecoder::Consume(std::span<const float> logits)
   if (state_ == State::kDone)
     return FailedPrecondition("diffusion decoder: Consume called after the request finished");
   const std::vector<RowGroup> groups = NextGroups();
-  const size_t want = groups[0].logit_rows.size() * static_cast<size_t>(model_.vocab_size);
-  if (logits.size() != want)
-    return InvalidArgument("diffusion decoder: expected " + std::to_string(want) + " logits (" +
-                           std::to_string(groups[0].logit_rows.size()) + " rows x " +
+  size_t rows = 0;
+  for (const RowGroup& g : groups) rows += g.logit_rows.size();
+  const size_t vocab = static_cast<size_t>(model_.vocab_size);
+  if (logits.size() != rows * vocab)
+    return InvalidArgument("diffusion decoder: expected " + std::to_string(rows * vocab) +
+                           " logits (" + std::to_string(rows) + " rows x " +
                            std::to_string(model_.vocab_size) + "), found " +
                            std::to_string(logits.size()));
   StepEvents events;
+  size_t at = 0;
+  for (const RowGroup& g : groups) {
+    CLOVER_TRY(ConsumeGroup(logits.subspan(at * vocab, g.logit_rows.size() * vocab), g.logit_rows,
+                            events));
+    at += g.logit_rows.size();
+  }
+  return events;
+}
+
+Status BlockDiffusionDecoder::ConsumeGroup(std::span<const float> logits,
+                                           std::span<const int> logit_rows, StepEvents& events) {
   switch (state_) {
     case State::kPrefill:
       counters_.prefill_rows += prefill_len_;
@@ -175,7 +202,7 @@ Result<StepEvents> BlockDiffusionDecoder::Consume(std::span<const float> logits)
       break;
     case State::kPreview: {
       ++counters_.preview_passes;
-      CLOVER_TRY(ApplyRound(logits, groups[0].logit_rows));
+      CLOVER_TRY(ApplyRound(logits, logit_rows));
       BlockEnd end = EvaluateEnd();
       // With shift_logits a lone masked row 0 reads only the stored causal logits: no forward.
       while (!end.resolved && NeededRows().empty()) {
@@ -199,7 +226,7 @@ Result<StepEvents> BlockDiffusionDecoder::Consume(std::span<const float> logits)
     case State::kDone:
       break;
   }
-  return events;
+  return Status::Ok();
 }
 
 }  // namespace clover::decode

@@ -30,7 +30,8 @@ class BlockDiffusionDecoder : public Decoder {
 
   // Returns the preview rows whose logits the next pass needs: the masked rows, or with
   // shift_logits the row left of each masked row (row 0 reads the stored causal logits).
-  std::vector<int> NeededRows() const;
+  std::vector<int> NeededRows() const { return NeededRowsOf(rows_); }
+  std::vector<int> NeededRowsOf(const std::vector<BlockRow>& rows) const;
   // Returns the stop-push counters of block row `row`.
   RowPhase PhaseOf(int row) const;
   void StartBlock();
@@ -38,6 +39,9 @@ class BlockDiffusionDecoder : public Decoder {
   Status ApplyRound(std::span<const float> logits, std::span<const int> needed);
   BlockEnd EvaluateEnd() const;
   void ResolveBlock(const BlockEnd& end, StepEvents& events);
+  // Consumes one group of the current state's NextGroups().
+  Status ConsumeGroup(std::span<const float> logits, std::span<const int> logit_rows,
+                      StepEvents& events);
 
   ResolvedRequest request_;
   DecodeModelInfo model_;
@@ -55,6 +59,7 @@ class BlockDiffusionDecoder : public Decoder {
   std::vector<int32_t> prompt_tail_;  // absolute alignment: prompt rows pre-fixed in block 0
   std::vector<BlockRow> rows_;
   int prefix_rows_ = 0;               // pre-fixed prompt rows at the head of the current block
+  int pass_in_block_ = 0;             // selection rounds so far in the current block (frontier)
   std::vector<float> causal_logits_;  // last committed row's causal logits (shift_logits)
   std::vector<int32_t> commit_;       // tokens of the pending commit
   bool final_commit_ = false;         // the pending commit ends the request (keep_session)

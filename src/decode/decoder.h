@@ -17,10 +17,20 @@
 
 namespace clover::decode {
 
-enum class DecoderKind { kAr, kDiffusion };
+// kDiffusion: LowConfidence (the release decoder); kFrontier: LowConfidence plus a stride of the
+// most confident rows above a floor (clover-decoding.md §7.2).
+enum class DecoderKind { kAr, kDiffusion, kFrontier };
+inline bool IsBlockDecoder(DecoderKind kind) { return kind != DecoderKind::kAr; }
+
+// Frontier-stride settings (clover-decoding.md §7.2; defaults are the spec's proposal).
+struct FrontierParams {
+  double floor = 0.7;    // stride rows need at least this confidence
+  int target_iters = 8;  // passes a block should take
+  int max_stride = 16;   // stride clamp [1, max_stride]
+};
 enum class FinishReason { kStop, kLength };
 
-const char* DecoderKindName(DecoderKind kind);      // "ar" / "diffusion"
+const char* DecoderKindName(DecoderKind kind);      // "ar" / "diffusion" / "frontier"
 const char* FinishReasonName(FinishReason reason);  // "stop" / "length" (OpenAI finish_reason)
 
 // One generation request. Defaults are clover-spec.md's.
@@ -31,12 +41,16 @@ struct DecodeRequest {
   std::vector<int32_t> stop_ids;            // in addition to the model's EOS ids
   std::vector<std::string> stop_strings;    // matched on emitted text across blocks
   double threshold = 0.95;                  // LowConfidence tau
+  FrontierParams frontier;                  // kFrontier only
   int block_size = 0;                       // 8, 16 or 32; 0 = the model's diffusion.block_size
   SamplingParams sampling;                  // greedy by default
   PenaltyOverrides penalties;               // unset fields: Clover release values on Clover
   std::optional<StopPushParams> stop_push;  // unset: kCloverReleaseStopPush on Clover, else off
   bool thinking = false;                    // generation starts inside <think>
   bool keep_session = false;                // also commit the final block (multi-turn reuse)
+  // Diffusion: ask for each commit together with the next block's first preview, which the
+  // driver runs in one forward (clover-decoding.md §6.1): one pass fewer per block.
+  bool fuse_commit = false;
 };
 
 // What a decoder needs to know about the model and its tokenizer.

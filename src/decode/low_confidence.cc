@@ -17,6 +17,31 @@ std::vector<size_t> SelectLowConfidence(std::span<const RowCandidate> candidates
   return picked;
 }
 
+std::vector<size_t> SelectFrontier(std::span<const RowCandidate> candidates, double tau, int pass,
+                                   double floor, int target_iters, int max_stride) {
+  const size_t n = candidates.size();
+  if (n == 0) return {};
+  std::vector<bool> take(n, false);
+  for (size_t i = 0; i < n; ++i) take[i] = tau <= 0.0 || candidates[i].confidence > tau;
+  const int64_t remaining = std::max(target_iters - pass, 1);
+  const int64_t k = std::min<int64_t>(
+      std::clamp<int64_t>((static_cast<int64_t>(n) + remaining - 1) / remaining, 1, max_stride),
+      static_cast<int64_t>(n));
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i) order[i] = i;
+  // Most confident first; ties to the lower row, like SelectLowConfidence's argmax.
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return candidates[a].confidence > candidates[b].confidence;
+  });
+  for (int64_t j = 0; j < k; ++j)
+    if (candidates[order[j]].confidence >= floor) take[order[j]] = true;
+  std::vector<size_t> picked;
+  for (size_t i = 0; i < n; ++i)
+    if (take[i]) picked.push_back(i);
+  if (picked.empty()) picked.push_back(order[0]);
+  return picked;
+}
+
 BlockEnd EvaluateBlockEnd(std::span<const BlockRow> rows, std::span<const int32_t> stop_ids,
                           int needed) {
   const int n = static_cast<int>(rows.size());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,14 @@ struct RowCandidate {
 // (strict, as SGLang/Fast-dLLM v2); if none, the single most confident (first on ties). tau <= 0
 // fixes all; tau > 1 therefore always fixes exactly one. Empty only when `candidates` is empty.
 std::vector<size_t> SelectLowConfidence(std::span<const RowCandidate> candidates, double tau);
+
+// Frontier-stride selection (clover-decoding.md §7.2) for the `pass`-th pass over a block (0-based):
+// every candidate LowConfidence(tau) fixes, plus the k most confident with confidence >= floor,
+// k = clamp(ceil(n / max(target_iters - pass, 1)), 1, max_stride), n = candidates; if that is
+// empty, the single most confident. Indices ascending. A superset of SelectLowConfidence's when
+// that one fixes anything above tau.
+std::vector<size_t> SelectFrontier(std::span<const RowCandidate> candidates, double tau, int pass,
+                                   double floor, int target_iters, int max_stride);
 
 // State of a block after a pass, by the EOS rule of clover-decoding.md §5.2-3.
 struct BlockEnd {

@@ -20,6 +20,7 @@ Result<std::unique_ptr<Decoder>> CreateDecoder(const DecodeRequest& request,
       return std::unique_ptr<Decoder>(
           std::make_unique<ArDecoder>(resolved, model, std::move(token_text)));
     case DecoderKind::kDiffusion:
+    case DecoderKind::kFrontier:
       if (!model.mask_token_id)
         return FailedPrecondition(
             "decode: diffusion decoding needs the model's mask_token_id (config "

@@ -8,7 +8,15 @@
 namespace clover::decode {
 
 const char* DecoderKindName(DecoderKind kind) {
-  return kind == DecoderKind::kAr ? "ar" : "diffusion";
+  switch (kind) {
+    case DecoderKind::kAr:
+      return "ar";
+    case DecoderKind::kDiffusion:
+      return "diffusion";
+    case DecoderKind::kFrontier:
+      return "frontier";
+  }
+  return "?";
 }
 
 const char* FinishReasonName(FinishReason reason) {
@@ -18,8 +26,9 @@ const char* FinishReasonName(FinishReason reason) {
 Result<DecoderKind> ParseDecoderKind(std::string_view name) {
   if (name == "ar") return DecoderKind::kAr;
   if (name == "diffusion") return DecoderKind::kDiffusion;
-  return InvalidArgument("decoder: expected \"ar\" or \"diffusion\", found \"" + std::string(name) +
-                         "\"");
+  if (name == "frontier") return DecoderKind::kFrontier;
+  return InvalidArgument("decoder: expected \"ar\", \"diffusion\" or \"frontier\", found \"" +
+                         std::string(name) + "\"");
 }
 
 DecodeModelInfo DecodeModelInfoFromConfig(const model::ModelConfig& config, int64_t n_valid_tokens,
@@ -73,10 +82,16 @@ Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const Decod
   }
 
   r.block_size = request.block_size != 0 ? request.block_size : model.block_size;
-  if (request.kind == DecoderKind::kDiffusion && r.block_size != 8 && r.block_size != 16 &&
+  if (IsBlockDecoder(request.kind) && r.block_size != 8 && r.block_size != 16 &&
       r.block_size != 32)
     return InvalidArgument("decode: block size expected 8, 16 or 32, found " +
                            std::to_string(r.block_size));
+  const FrontierParams& f = request.frontier;
+  if (request.kind == DecoderKind::kFrontier &&
+      (!(f.floor >= 0.0 && f.floor <= 1.0) || f.target_iters < 1 || f.max_stride < 1))
+    return InvalidArgument("decode: frontier floor expected in [0, 1], target_iters >= 1 and "
+                           "max_stride >= 1, found " + std::to_string(f.floor) + ", " +
+                           std::to_string(f.target_iters) + ", " + std::to_string(f.max_stride));
   return r;
 }
 

@@ -38,18 +38,19 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
   params.n_head_kv = cfg.n_head_kv;
   params.head_dim = cfg.head_dim;
   params.scale = 1.0f / std::sqrt(static_cast<float>(dh));
-  params.mask = fc.preview ? kernels::MaskMode::kPrefixBlock : kernels::MaskMode::kCausal;
   for (const GroupRows& g : fc.groups) {
-    const SequenceState& seq = fc.preview ? *g.committed : *g.state;
+    const bool preview = g.preview();
+    params.mask = preview ? kernels::MaskMode::kPrefixBlock : kernels::MaskMode::kCausal;
+    const SequenceState& seq = preview ? *g.committed : *g.state;
     const int64_t ps = seq.pool().page_size();
     // A preview writes its K/V rows into scratch pages that continue the committed pages: the
     // committed rows of the last partial page are copied there, the full pages are shared.
-    const int64_t shared_pages = fc.preview ? g.first_pos / ps : 0;
-    const int64_t tail_rows = fc.preview ? g.first_pos - shared_pages * ps + g.count : 0;
+    const int64_t shared_pages = preview ? g.first_pos / ps : 0;
+    const int64_t tail_rows = preview ? g.first_pos - shared_pages * ps + g.count : 0;
     const int64_t tail_pages = (tail_rows + ps - 1) / ps;
     float* tail_k = nullptr;
     float* tail_v = nullptr;
-    if (fc.preview) {
+    if (preview) {
       tail_k = scratch.Get(ForwardScratch::kPreviewK, tail_pages * ps * kv_dim);
       tail_v = scratch.Get(ForwardScratch::kPreviewV, tail_pages * ps * kv_dim);
       seq.PagePointers(layer, g.first_pos, &k_pages, &v_pages);
@@ -68,8 +69,8 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
         kernels::ref::RopeNeox(qh, cfg.rope_dim, pos, cfg.rope_theta);
       }
       const int64_t tail_at = pos - shared_pages * ps;
-      float* k_dst = fc.preview ? tail_k + tail_at * kv_dim : g.state->k_row(layer, pos);
-      float* v_dst = fc.preview ? tail_v + tail_at * kv_dim : g.state->v_row(layer, pos);
+      float* k_dst = preview ? tail_k + tail_at * kv_dim : g.state->k_row(layer, pos);
+      float* v_dst = preview ? tail_v + tail_at * kv_dim : g.state->v_row(layer, pos);
       for (int j = 0; j < cfg.n_head_kv; ++j) {
         float* kh = k_dst + j * dh;
         kernels::ref::RmsNorm(k + r * kv_dim + j * dh, w.k_norm.f32(), dh, cfg.rms_eps, kh);
@@ -78,7 +79,7 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
       std::copy(v + r * kv_dim, v + (r + 1) * kv_dim, v_dst);
     }
     const int64_t n_positions = g.first_pos + g.count;
-    if (fc.preview) {
+    if (preview) {
       k_pages.resize(shared_pages + tail_pages);
       v_pages.resize(shared_pages + tail_pages);
       for (int64_t pg = 0; pg < tail_pages; ++pg) {

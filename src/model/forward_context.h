@@ -70,10 +70,11 @@ struct GroupRows {
   int64_t begin = 0;
   int64_t count = 0;
   int64_t first_pos = 0;
+  bool preview() const { return committed != nullptr; }
 };
 
 // What the MoE layers of one pass report: per layer, how many distinct experts ran, and per
-// preview group the coreset's kept experts (descending votes).
+// preview group (in pass order) the coreset's kept experts (descending votes).
 struct PassStats {
   std::vector<int> distinct_experts;                       // [layer], 0 for no MoE
   std::vector<std::vector<std::vector<int32_t>>> coreset;  // [group][layer]
@@ -86,9 +87,10 @@ struct ForwardContext {
   int64_t n_rows = 0;
   GdnScan gdn_scan = GdnScan::kAuto;
   const DebugHook* hook = nullptr;  // null when no hook is set
-  // Preview pass: bidirectional block attention, GDN on scratch (plus the backward scan when
-  // `preview_bidirectional`), coreset MoE. Every group is then a preview group.
-  bool preview = false;
+  // Preview groups (GroupRows::preview()) get bidirectional block attention, GDN on scratch
+  // copies of the committed state (plus the backward scan when `preview_bidirectional`) and
+  // coreset MoE. Append groups come first in a pass, so a preview group of a sequence that also
+  // appends in the pass reads the state after that append, layer by layer.
   bool preview_bidirectional = false;
   PassStats* stats = nullptr;  // null: not collected
 

@@ -53,7 +53,7 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     // A preview scans from copies of the committed states (clover-spec.md I1).
     float* conv_state = nullptr;
     float* recurrent = nullptr;
-    if (fc.preview) {
+    if (g.preview()) {
       conv_state = scratch.Get(ForwardScratch::kPreviewConv, conv_state_floats);
       recurrent = scratch.Get(ForwardScratch::kPreviewState, recurrent_floats);
       const float* cs = g.committed->conv_state(layer);
@@ -102,7 +102,9 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
     }
   }
   fc.Dump("gdn_core_out", layer, core, n, value_dim);
-  if (fc.preview && fc.preview_bidirectional && !w.conv_bwd.empty()) {
+  const bool any_preview =
+      std::any_of(fc.groups.begin(), fc.groups.end(), [](const GroupRows& g) { return g.preview(); });
+  if (any_preview && fc.preview_bidirectional && !w.conv_bwd.empty()) {
     fc.Dump("gdn_qkv_normed", layer, conv_out, n, conv_dim);
     GdnPreviewBackward(fc, layer, w, x, mixed, conv_out, core, scratch);
     fc.Dump("gdn_mixed_core_out", layer, core, n, value_dim);

@@ -8,7 +8,7 @@ namespace clover::model {
 
 // Does out[r] = GDN(x[r]) for every row of every group (x = the normed layer input,
 // [n_rows][hidden]), advancing each group's conv and recurrent state of `layer`. In a preview
-// pass (fc.preview) the scans start from copies of the committed states and nothing is written
+// group (GroupRows::preview()) the scans start from copies of the committed states and nothing is written
 // back; with fc.preview_bidirectional the backward scan (model/preview_gdn.h) is mixed in.
 void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const float* x,
                 float* out, ForwardScratch& scratch);

@@ -3,6 +3,7 @@
 #include "model/model.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 
@@ -60,7 +61,12 @@ Status Model::ValidateBatch(const ForwardBatch& batch) const {
           std::to_string(cfg.effective_preview_topk()));
     }
   }
-  std::set<const SequenceState*> seen;
+  // A state may appear in at most one append group and one preview group; a preview of a state
+  // that also appends in this call starts where the append ends (the fused commit + preview).
+  std::map<const SequenceState*, int64_t> append_end;
+  for (const AppendGroup& a : batch.appends)
+    if (a.state != nullptr) append_end[a.state] = a.first_pos + static_cast<int64_t>(a.tokens.size());
+  std::set<std::pair<const SequenceState*, bool>> seen;
   const size_t n_groups = batch.appends.size() + batch.previews.size();
   for (size_t gi = 0; gi < n_groups; ++gi) {
     const bool preview = gi >= batch.appends.size();
@@ -75,13 +81,18 @@ Status Model::ValidateBatch(const ForwardBatch& batch) const {
     const std::string where = std::string("forward: ") + (preview ? "preview" : "append") +
                               " group " + std::to_string(index);
     if (g.state == nullptr) return InvalidArgument(where + ": no sequence state");
-    if (!seen.insert(g.state).second) {
-      return InvalidArgument(where + ": the same sequence state appears in two groups");
+    if (!seen.insert({g.state, preview}).second) {
+      return InvalidArgument(where + ": the same sequence state appears in two " +
+                             (preview ? "preview" : "append") + " groups");
     }
     if (g.tokens.empty()) return InvalidArgument(where + ": no tokens");
-    if (g.first_pos != g.state->length()) {
+    const auto appended = append_end.find(g.state);
+    const int64_t expected_pos =
+        preview && appended != append_end.end() ? appended->second : g.state->length();
+    if (g.first_pos != expected_pos) {
       return InvalidArgument(where + ": first position " + std::to_string(g.first_pos) +
-                             " != sequence length " + std::to_string(g.state->length()));
+                             " != sequence length " + std::to_string(expected_pos) +
+                             (expected_pos != g.state->length() ? " (after this call's append)" : ""));
     }
     const int64_t end = g.first_pos + static_cast<int64_t>(g.tokens.size());
     if (cfg.max_context > 0 && end > cfg.max_context) {
@@ -113,48 +124,37 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
   const ModelConfig& cfg = weights_.config;
   ForwardLogits logits;
   logits.vocab = cfg.vocab_size;
-  logits.distinct_experts.assign(cfg.n_layers, 0);
+  // One pass over the weights for every group: appends first (they write their states layer by
+  // layer), then previews (which read them, the state after a same-sequence append included).
+  std::vector<GroupRows> groups;
+  std::vector<Rows> rows;
+  int64_t n = 0;
+  for (const AppendGroup& g : batch.appends) {
+    const int64_t count = static_cast<int64_t>(g.tokens.size());
+    groups.push_back({g.state, nullptr, n, count, g.first_pos});
+    rows.push_back({g.tokens, &g.logit_rows});
+    g.state->PrepareAppend(g.first_pos + count);
+    n += count;
+  }
+  for (const PreviewGroup& g : batch.previews) {
+    const int64_t count = static_cast<int64_t>(g.tokens.size());
+    groups.push_back({nullptr, g.state, n, count, g.first_pos});
+    rows.push_back({g.tokens, &g.logit_rows});
+    n += count;
+  }
   PassStats stats;
-  if (!batch.appends.empty()) {
-    std::vector<GroupRows> groups;
-    std::vector<Rows> rows;
-    int64_t n = 0;
-    for (const AppendGroup& g : batch.appends) {
-      const int64_t count = static_cast<int64_t>(g.tokens.size());
-      groups.push_back({g.state, nullptr, n, count, g.first_pos});
-      rows.push_back({g.tokens, &g.logit_rows});
-      g.state->PrepareAppend(g.first_pos + count);
-      n += count;
-    }
-    stats.distinct_experts.assign(cfg.n_layers, 0);
-    RunPass(groups, rows, /*preview=*/false, scratch, &stats, &logits);
-    for (int il = 0; il < cfg.n_layers; ++il)
-      logits.distinct_experts[il] += stats.distinct_experts[il];
-    for (const GroupRows& g : groups) g.state->set_length(g.first_pos + g.count);
-  }
-  if (!batch.previews.empty()) {
-    std::vector<GroupRows> groups;
-    std::vector<Rows> rows;
-    int64_t n = 0;
-    for (const PreviewGroup& g : batch.previews) {
-      const int64_t count = static_cast<int64_t>(g.tokens.size());
-      groups.push_back({nullptr, g.state, n, count, g.first_pos});
-      rows.push_back({g.tokens, &g.logit_rows});
-      n += count;
-    }
-    stats.distinct_experts.assign(cfg.n_layers, 0);
-    stats.coreset.assign(groups.size(), std::vector<std::vector<int32_t>>(cfg.n_layers));
-    RunPass(groups, rows, /*preview=*/true, scratch, &stats, &logits);
-    for (int il = 0; il < cfg.n_layers; ++il)
-      logits.distinct_experts[il] += stats.distinct_experts[il];
-    logits.coresets = std::move(stats.coreset);
-  }
+  stats.distinct_experts.assign(cfg.n_layers, 0);
+  stats.coreset.assign(batch.previews.size(), std::vector<std::vector<int32_t>>(cfg.n_layers));
+  RunPass(groups, rows, scratch, &stats, &logits);
+  for (const GroupRows& g : groups)
+    if (!g.preview()) g.state->set_length(g.first_pos + g.count);
+  logits.distinct_experts = std::move(stats.distinct_experts);
+  logits.coresets = std::move(stats.coreset);
   return logits;
 }
 
 void Model::RunPass(const std::vector<GroupRows>& groups, const std::vector<Rows>& rows,
-                    bool preview, ForwardScratch& scratch, PassStats* stats,
-                    ForwardLogits* logits) const {
+                    ForwardScratch& scratch, PassStats* stats, ForwardLogits* logits) const {
   const ModelConfig& cfg = weights_.config;
   const int64_t hidden = cfg.hidden;
   int64_t n = 0;
@@ -164,8 +164,7 @@ void Model::RunPass(const std::vector<GroupRows>& groups, const std::vector<Rows
     n_logit_rows += static_cast<int64_t>(rows[gi].logit_rows->size());
   }
   ForwardContext fc{ctx_, cfg, groups, n, gdn_scan_, debug_hook_ ? &debug_hook_ : nullptr};
-  fc.preview = preview;
-  fc.preview_bidirectional = preview && preview_gdn_ == PreviewGdn::kBidirectional;
+  fc.preview_bidirectional = preview_gdn_ == PreviewGdn::kBidirectional;
   fc.stats = stats;
 
   float* x = scratch.Get(ForwardScratch::kHidden, n * hidden);

@@ -33,11 +33,12 @@ class Model {
   // Returns an empty sequence whose KV pages come from this model's pool.
   SequenceState NewSequence() const { return SequenceState(weights_.config, kv_pool_); }
 
-  // Runs every group of `batch` and returns the logits of the requested rows. Append groups
-  // advance their states; preview groups (clover-spec.md §3, §4) read their committed state only
-  // and run after the appends, in a pass of their own (a state may not be in both kinds). Errors
-  // (bad token id, position != state length, a state in two groups, over the context) are returned
-  // before any state changes.
+  // Runs every group of `batch` in one pass over the weights and returns the logits of the
+  // requested rows. Append groups advance their states; preview groups (clover-spec.md §3, §4)
+  // read their committed state only. A state may be in one append and one preview group: the
+  // preview then starts where the append ends and sees the appended rows (fused commit +
+  // preview). Errors (bad token id, wrong first position, a state in two groups of one kind, over
+  // the context) are returned before any state changes.
   Result<ForwardLogits> Forward(const ForwardBatch& batch, ForwardScratch& scratch) const;
 
   const ModelConfig& config() const { return weights_.config; }
@@ -58,8 +59,8 @@ class Model {
     std::span<const int32_t> tokens;
     const std::vector<int64_t>* logit_rows = nullptr;
   };
-  // Runs one pass (all append groups, or all preview groups) and appends the requested logits.
-  void RunPass(const std::vector<GroupRows>& groups, const std::vector<Rows>& rows, bool preview,
+  // Runs every group in one pass over the weights and appends the requested logits.
+  void RunPass(const std::vector<GroupRows>& groups, const std::vector<Rows>& rows,
                ForwardScratch& scratch, PassStats* stats, ForwardLogits* logits) const;
 
   ModelWeights weights_;

@@ -49,15 +49,26 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
   kernels::MatMul(kc, x, n, hidden, w.router, logits, n_experts);
   // Per expert: the rows routed to it and their weights, rows ascending.
   std::vector<std::vector<std::pair<int64_t, float>>> assigned(n_experts);
-  if (fc.preview) {
-    // Block coreset per preview group (clover-spec.md §4 Q5): rows re-pick inside the kept set.
+  // Rows outside preview groups (append groups; every row when no groups are given): plain
+  // top-k. Preview groups (after the appends in a pass): a block coreset per group
+  // (clover-spec.md §4 Q5), rows re-pick inside the kept set.
+  std::vector<char> in_preview(static_cast<size_t>(n), 0);
+  for (const GroupRows& g : fc.groups)
+    if (g.preview()) std::fill(in_preview.begin() + g.begin, in_preview.begin() + g.begin + g.count, 1);
+  for (int64_t r = 0; r < n; ++r) {
+    if (in_preview[r]) continue;
+    RowRoute route = RouteTopK(logits + r * n_experts, n_experts, cfg.top_k);
+    for (int j = 0; j < cfg.top_k; ++j) assigned[route.experts[j]].push_back({r, route.weights[j]});
+  }
+  {
     CoresetParams params;
     params.mass = cfg.diffusion.coreset_mass;
     params.min_experts = cfg.diffusion.coreset_min_experts;
     params.vote_topk = cfg.top_k;
     params.preview_topk = cfg.effective_preview_topk();
-    for (size_t gi = 0; gi < fc.groups.size(); ++gi) {
-      const GroupRows& g = fc.groups[gi];
+    size_t preview_index = 0;
+    for (const GroupRows& g : fc.groups) {
+      if (!g.preview()) continue;
       Result<Coreset> c = ComputeBlockCoreset(
           std::span<const float>(logits + g.begin * n_experts, g.count * n_experts),
           static_cast<int>(g.count), n_experts, params);
@@ -68,13 +79,8 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
           assigned[c->row_experts[at]].push_back({g.begin + t, c->row_weights[at]});
         }
       }
-      if (fc.stats != nullptr) fc.stats->coreset[gi][layer] = c->kept;
-    }
-  } else {
-    for (int64_t r = 0; r < n; ++r) {
-      RowRoute route = RouteTopK(logits + r * n_experts, n_experts, cfg.top_k);
-      for (int j = 0; j < cfg.top_k; ++j)
-        assigned[route.experts[j]].push_back({r, route.weights[j]});
+      if (fc.stats != nullptr) fc.stats->coreset[preview_index][layer] = c->kept;
+      ++preview_index;
     }
   }
   if (fc.stats != nullptr) {

@@ -41,8 +41,13 @@ void GdnPreviewBackward(const ForwardContext& fc, int layer, const GdnWeights& w
     }
   }
 
+  // Append groups of the same pass keep their causal output: only preview rows get the branch.
+  std::vector<const GroupRows*> previews;
+  for (const GroupRows& g : fc.groups)
+    if (g.preview()) previews.push_back(&g);
   const float* wc = w.conv_bwd.f32();
-  for (const GroupRows& g : fc.groups) {
+  for (const GroupRows* gp : previews) {
+    const GroupRows& g = *gp;
     fc.ForRows(g.count, [&](int64_t t0, int64_t t1) {
       for (int64_t t = t0; t < t1; ++t) {
         float* o = conv + (g.begin + t) * conv_dim;
@@ -63,12 +68,12 @@ void GdnPreviewBackward(const ForwardContext& fc, int layer, const GdnWeights& w
   float* bwd = scratch.Get(ForwardScratch::kPreviewBwdCore, n * value_dim);
   const float* mix = w.mix_bwd.f32();
   kc.pool.ParallelFor(
-      static_cast<int64_t>(fc.groups.size()) * hv,
+      static_cast<int64_t>(previews.size()) * hv,
       [&](int64_t i0, int64_t i1) {
         std::vector<float> state(dk * dv);
         std::vector<float> u(dv);
         for (int64_t item = i0; item < i1; ++item) {
-          const GroupRows& g = fc.groups[item / hv];
+          const GroupRows& g = *previews[item / hv];
           const int h = static_cast<int>(item % hv);
           const int64_t kq = static_cast<int64_t>(h % hk) * dk;  // tiled v-heads
           std::fill(state.begin(), state.end(), 0.0f);
@@ -94,10 +99,12 @@ void GdnPreviewBackward(const ForwardContext& fc, int layer, const GdnWeights& w
       },
       1);
   fc.Dump("gdn_bwd_core", layer, bwd, n, value_dim);
-  for (int64_t r = 0; r < n; ++r) {
-    for (int h = 0; h < hv; ++h) {
-      const float lambda = kernels::ref::Sigmoid(mix[h]);
-      kc.table.axpy(lambda, bwd + r * value_dim + h * dv, core + r * value_dim + h * dv, dv);
+  for (const GroupRows* g : previews) {
+    for (int64_t r = g->begin; r < g->begin + g->count; ++r) {
+      for (int h = 0; h < hv; ++h) {
+        const float lambda = kernels::ref::Sigmoid(mix[h]);
+        kc.table.axpy(lambda, bwd + r * value_dim + h * dv, core + r * value_dim + h * dv, dv);
+      }
     }
   }
 }

@@ -99,6 +99,34 @@ TEST(BatchRunnerTest, BatchedSequencesMatchSequentialRuns) {
   }
 }
 
+// Fused commit + preview (clover-decoding.md §6.1) changes how many forwards run, not what is
+// generated: one forward fewer per block after the first.
+TEST(BatchRunnerTest, FusedCommitGivesTheSameOutputInFewerForwards) {
+  Fixture f;
+  for (const bool shift : {false, true})
+  for (const DecodeRequest& r : f.Requests()) {
+    if (r.kind != DecoderKind::kDiffusion) continue;
+    DecodeRequest rf = r;
+    rf.fuse_commit = true;
+    DecodeModelInfo info = f.info;
+    info.shift_logits = shift;
+    std::unique_ptr<Decoder> plain_decoder = CreateDecoder(r, info, Text).value();
+    std::unique_ptr<Decoder> fused_decoder = CreateDecoder(rf, info, Text).value();
+    Generator plain(*f.engine.model);
+    Generator fused(*f.engine.model);
+    Result<GenerateResult> a = plain.Run(*plain_decoder);
+    Result<GenerateResult> b = fused.Run(*fused_decoder);
+    ASSERT_TRUE(a.ok() && b.ok());
+    EXPECT_EQ(a->tokens, b->tokens);
+    EXPECT_EQ(a->counters.passes(), b->counters.passes());
+    ASSERT_GE(a->counters.blocks, 2) << "the request should span several blocks";
+    // Every commit is followed by the next block's first preview (the last block is not
+    // committed), so each one saves a forward.
+    EXPECT_EQ(b->forward_calls, a->forward_calls - a->counters.commit_passes);
+    EXPECT_EQ(model::testing::StateBytes(plain.state(), f.cfg), model::testing::StateBytes(fused.state(), f.cfg));
+  }
+}
+
 TEST(BatchRunnerTest, CancelledSequenceLeavesOthersUnchanged) {
   Fixture f;
   const std::vector<DecodeRequest> reqs = f.Requests();

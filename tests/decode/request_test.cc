@@ -62,7 +62,8 @@ TEST(Request, RejectsBadFieldsByName) {
   r.penalties.repetition = -1.0f;
   EXPECT_FALSE(ResolveRequest(r, ModelInfo()).ok());
   EXPECT_TRUE(ParseDecoderKind("ar").ok());
-  EXPECT_FALSE(ParseDecoderKind("frontier").ok());
+  EXPECT_TRUE(ParseDecoderKind("frontier").ok());
+  EXPECT_FALSE(ParseDecoderKind("beam").ok());
 }
 
 TEST(Request, ModelInfoFromConfig) {

@@ -95,6 +95,41 @@ TEST(PreviewBatchTest, MixedBatchEqualsSeparateCalls) {
   EXPECT_EQ(a.length(), 11);
 }
 
+// Fused commit + preview: one call that appends a block to a sequence and previews the next block
+// of the same sequence equals the append followed by the preview (state and logits), for both
+// preview GDN modes and a block that crosses a KV page.
+TEST(PreviewBatchTest, FusedCommitAndPreviewEqualsSeparateCalls) {
+  for (const char* name : {"clover-tiny", "clover-tiny-nopreview"}) {
+    const ModelWeights w = RandomClover(name, 27);
+    Engine e(w, 2, SelectIsa().value(), /*kv_page_size=*/8);
+    const int32_t mask = static_cast<int32_t>(*w.config.mask_token_id);
+    SequenceState fused = e.model->NewSequence();
+    SequenceState split = e.model->NewSequence();
+    e.Append(fused, Ids(13, 3, 512));
+    e.Append(split, Ids(13, 3, 512));
+    const std::vector<int32_t> commit = Ids(8, 9, 512);
+    std::vector<int32_t> next(8, mask);
+    next[2] = 33;
+    const Logits want_commit = e.Append(split, commit);
+    const Logits want_preview = e.Preview(split, next);
+
+    ForwardBatch batch;
+    batch.appends.push_back({&fused, commit, fused.length(), {0, 1, 2, 3, 4, 5, 6, 7}});
+    batch.previews.push_back({&fused, next, fused.length() + 8, {0, 1, 2, 3, 4, 5, 6, 7}});
+    Result<ForwardLogits> out = e.model->Forward(batch, e.scratch);
+    ASSERT_TRUE(out.ok()) << out.status().ToString();
+    ASSERT_EQ(out->n_rows, 16);
+    for (int r = 0; r < 16; ++r) {
+      const std::vector<float> row(out->row(r), out->row(r) + out->vocab);
+      const std::vector<float>& want = r < 8 ? want_commit[r] : want_preview[r - 8];
+      for (size_t i = 0; i < row.size(); ++i)
+        ASSERT_NEAR(row[i], want[i], 1e-5f) << name << " row " << r << " logit " << i;
+    }
+    EXPECT_EQ(fused.length(), 21);
+    EXPECT_EQ(testing::StateBytes(fused, w.config), testing::StateBytes(split, w.config)) << name;
+  }
+}
+
 // A one-row block is the causal step: attention sees [0, p] either way, the backward scan of the
 // last row reads the zero state, and the coreset of one row holds that row's own top-k. Also
 // covers a preview of an empty sequence (p = 0).
