@@ -15,6 +15,7 @@
 #include "decode/generator.h"
 #include "decode/registry.h"
 #include "decode/request.h"
+#include "tokenizer/reasoning_parser.h"
 #include "tokenizer/source_loader.h"
 
 namespace clover::cli {
@@ -29,6 +30,8 @@ struct EvalOptions {
   int64_t limit = 0;
   int threads = 0;
   int64_t max_tokens = 128;  // evaluate.py's max_new
+  bool fuse_commit = false;
+  decode::FrontierParams frontier;
   bool json = false;
 };
 
@@ -36,6 +39,7 @@ struct EvalOptions {
 struct EvalTask {
   std::string task;
   nlohmann::ordered_json messages;
+  nlohmann::ordered_json tools;  // OpenAI tool list offered to the model, null when none
   bool enable_thinking = false;
   std::string answer;
   std::optional<std::string> prompt;  // the trainer's rendering, checked against ours
@@ -53,6 +57,7 @@ struct Tally {
   int64_t correct = 0;
   int64_t tokens = 0;
   int64_t passes = 0;
+  int64_t forwards = 0;  // Model::Forward calls after the prefill (fewer than passes when fused)
   double seconds = 0.0;
 
   void Add(const Tally& t) {
@@ -60,6 +65,7 @@ struct Tally {
     correct += t.correct;
     tokens += t.tokens;
     passes += t.passes;
+    forwards += t.forwards;
     seconds += t.seconds;
   }
   double accuracy() const { return n == 0 ? 0.0 : static_cast<double>(correct) / n; }
@@ -68,6 +74,9 @@ struct Tally {
   }
   double passes_per_answer() const {
     return n == 0 ? 0.0 : static_cast<double>(passes) / static_cast<double>(n);
+  }
+  double forwards_per_answer() const {
+    return n == 0 ? 0.0 : static_cast<double>(forwards) / static_cast<double>(n);
   }
   double tok_s() const { return seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0; }
 };
@@ -109,6 +118,11 @@ Result<std::vector<EvalTask>> LoadSuite(const std::string& path) {
         return InvalidArgument(t.where + ": a message without \"role\" and \"content\"");
     }
     t.messages = nlohmann::ordered_json::parse(msgs->dump());
+    auto tools = row.find("tools");
+    if (tools != row.end() && !tools->is_null()) {
+      if (!tools->is_array()) return InvalidArgument(t.where + ": field \"tools\" is not an array");
+      t.tools = nlohmann::ordered_json::parse(tools->dump());
+    }
     auto think = row.find("enable_thinking");
     if (think != row.end()) {
       if (!think->is_boolean())
@@ -138,7 +152,7 @@ std::string FinalAnswer(const std::string& text) {
 Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool has_mask) {
   std::vector<std::string> names;
   const std::string list =
-      opts.decoders.empty() ? (has_mask ? "ar,diffusion" : "ar") : opts.decoders;
+      opts.decoders.empty() ? (has_mask ? "ar,diffusion,frontier" : "ar") : opts.decoders;
   for (size_t at = 0; at <= list.size();) {
     const size_t comma = std::min(list.find(',', at), list.size());
     names.push_back(list.substr(at, comma - at));
@@ -174,11 +188,14 @@ Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool ha
 
 class SuiteRunner {
  public:
-  SuiteRunner(std::unique_ptr<Engine> engine, tokenizer::Tokenizer tok, int64_t max_tokens)
+  SuiteRunner(std::unique_ptr<Engine> engine, tokenizer::Tokenizer tok, int64_t max_tokens,
+              bool fuse_commit, decode::FrontierParams frontier)
       : engine_(std::move(engine)),
         tok_(std::move(tok)),
         generator_(*engine_->model),
-        max_tokens_(max_tokens) {
+        max_tokens_(max_tokens),
+        fuse_commit_(fuse_commit),
+        frontier_(frontier) {
     const int32_t think_end = tok_.TokenToId("</think>");
     info_ = decode::DecodeModelInfoFromConfig(
         engine_->model->config(), tok_.vocab_size(),
@@ -197,6 +214,8 @@ class SuiteRunner {
     req.threshold = config.threshold;
     req.block_size = config.block;
     req.thinking = thinking;
+    req.fuse_commit = fuse_commit_;
+    req.frontier = frontier_;
     // Plain greedy, as tools/train/evaluate.py decodes: no presence/repetition penalty.
     req.penalties.presence = 0.0f;
     req.penalties.frequency = 0.0f;
@@ -215,6 +234,7 @@ class SuiteRunner {
     t.correct = FinalAnswer(text) == answer ? 1 : 0;
     t.tokens = r.counters.tokens;
     t.passes = r.counters.passes();
+    t.forwards = r.forward_calls;
     t.seconds = r.seconds;
     return t;
   }
@@ -226,6 +246,8 @@ class SuiteRunner {
   tokenizer::Tokenizer tok_;
   decode::Generator generator_;
   int64_t max_tokens_;
+  bool fuse_commit_;
+  decode::FrontierParams frontier_;
   decode::DecodeModelInfo info_;
 };
 
@@ -239,6 +261,7 @@ nlohmann::ordered_json RowJson(const ConfigResult& r) {
   row["accuracy"] = r.total.accuracy();
   row["tokens_per_pass"] = r.total.tokens_per_pass();
   row["passes"] = r.total.passes_per_answer();
+  row["forwards"] = r.total.forwards_per_answer();
   row["tok_s"] = r.total.tok_s();
   row["n"] = r.total.n;
   nlohmann::ordered_json by = nlohmann::ordered_json::object();
@@ -250,15 +273,16 @@ nlohmann::ordered_json RowJson(const ConfigResult& r) {
 }
 
 void PrintTable(const std::vector<ConfigResult>& results) {
-  std::printf("%-10s %5s %5s %9s %11s %13s %8s\n", "decoder", "tau", "block", "accuracy",
-              "tokens/pass", "passes/answer", "tok/s");
+  std::printf("%-10s %5s %5s %9s %11s %13s %15s %8s\n", "decoder", "tau", "block", "accuracy",
+              "tokens/pass", "passes/answer", "forwards/answer", "tok/s");
   for (const ConfigResult& r : results) {
     const bool ar = r.config.kind == decode::DecoderKind::kAr;
-    std::printf("%-10s %5s %5s %8.1f%% %11.2f %13.1f %8.1f\n",
+    std::printf("%-10s %5s %5s %8.1f%% %11.2f %13.1f %15.1f %8.1f\n",
                 decode::DecoderKindName(r.config.kind),
                 ar ? "-" : std::to_string(r.config.threshold).substr(0, 4).c_str(),
                 ar ? "-" : std::to_string(r.config.block).c_str(), 100.0 * r.total.accuracy(),
-                r.total.tokens_per_pass(), r.total.passes_per_answer(), r.total.tok_s());
+                r.total.tokens_per_pass(), r.total.passes_per_answer(),
+                r.total.forwards_per_answer(), r.total.tok_s());
   }
   if (results.empty()) return;
   std::printf("\naccuracy by task (%%; tokens/pass in parentheses)\n%-10s", "task");
@@ -312,20 +336,18 @@ Status RunEval(EvalOptions opts) {
   std::vector<bool> thinking;
   for (const EvalTask& t : tasks) {
     const nlohmann::ordered_json kwargs = {{"enable_thinking", t.enable_thinking}};
-    CLOVER_ASSIGN_OR_RETURN(std::string rendered, tmpl.Render(t.messages, nullptr, true, kwargs));
+    CLOVER_ASSIGN_OR_RETURN(std::string rendered, tmpl.Render(t.messages, t.tools, true, kwargs));
     if (t.prompt && *t.prompt != rendered) {
       return InvalidArgument(t.where + ": the chat template renders " +
                              nlohmann::json(rendered).dump() + " but the task's \"prompt\" is " +
                              nlohmann::json(*t.prompt).dump());
     }
-    // Qwen-style templates may open the reasoning block in the generation prompt.
-    const size_t open = rendered.rfind("<think>");
-    const size_t close = rendered.rfind("</think>");
-    thinking.push_back(open != std::string::npos && (close == std::string::npos || close < open));
+    thinking.push_back(tokenizer::PromptOpensReasoning(rendered));
     prompts.push_back(tok.Encode(rendered));
   }
 
-  SuiteRunner runner(std::move(engine), std::move(tok), opts.max_tokens);
+  SuiteRunner runner(std::move(engine), std::move(tok), opts.max_tokens, opts.fuse_commit,
+                     opts.frontier);
   std::vector<ConfigResult> results;
   Progress progress("eval", configs.size() * tasks.size());
   uint64_t done = 0;
@@ -373,6 +395,12 @@ void RegisterEvalCommand(CLI::App& app) {
   cmd->add_option("--blocks", opts->blocks, "diffusion block sizes (default 8,16,32)");
   cmd->add_option("--limit", opts->limit, "first N tasks only (default: all)");
   cmd->add_option("--max-tokens", opts->max_tokens, "generated tokens per answer (default 128)");
+  cmd->add_option("--frontier-floor", opts->frontier.floor,
+                  "frontier: confidence floor of stride rows (default 0.7)");
+  cmd->add_option("--frontier-iters", opts->frontier.target_iters,
+                  "frontier: passes a block should take (default 8)");
+  cmd->add_flag("--fused-commit", opts->fuse_commit,
+                "diffusion: run each commit with the next block's first preview in one forward");
   cmd->add_flag("--json", opts->json, "print the rows as JSON");
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {

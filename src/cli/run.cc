@@ -32,6 +32,8 @@ struct RunOptions {
   int block = 0;
   float temperature = 0.0f;
   uint64_t seed = 0;
+  bool fuse_commit = false;
+  decode::FrontierParams frontier;
   int threads = 0;
 };
 
@@ -96,10 +98,7 @@ class ChatSession {
     messages_.push_back({{"role", "user"}, {"content", user}});
     nlohmann::ordered_json kwargs = {{"enable_thinking", !opts_.no_think}};
     CLOVER_ASSIGN_OR_RETURN(std::string rendered, tmpl_.Render(messages_, nullptr, true, kwargs));
-    // Qwen-style templates open the reasoning block in the generation prompt.
-    const size_t open = rendered.rfind("<think>");
-    const size_t close = rendered.rfind("</think>");
-    const bool thinking = open != std::string::npos && (close == std::string::npos || close < open);
+    const bool thinking = tokenizer::PromptOpensReasoning(rendered);
 
     CLOVER_ASSIGN_OR_RETURN(decode::DecoderKind kind, decode::ParseDecoderKind(opts_.decoder));
     decode::DecodeRequest req;
@@ -111,6 +110,8 @@ class ChatSession {
     req.sampling.temperature = opts_.temperature;
     req.sampling.seed = opts_.seed;
     req.thinking = thinking;
+    req.fuse_commit = opts_.fuse_commit;
+    req.frontier = opts_.frontier;
     const int32_t think_end = tok_.TokenToId("</think>");
     const decode::DecodeModelInfo info = decode::DecodeModelInfoFromConfig(
         engine_->model->config(), tok_.vocab_size(),
@@ -217,11 +218,17 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_flag("--no-think", opts->no_think, "render the template with enable_thinking=false");
   cmd->add_option("--max-tokens", opts->max_tokens, "generated tokens per answer (default 1024)");
   cmd->add_option("--decoder", opts->decoder,
-                  "diffusion or ar (default: diffusion when the model has a mask token, else ar)");
+                  "diffusion, frontier or ar (default: diffusion when the model has a mask token, else ar)");
   cmd->add_option("--threshold", opts->threshold, "LowConfidence threshold tau (default 0.95)");
   cmd->add_option("--block", opts->block, "block size 8, 16 or 32 (default: the model's)");
   cmd->add_option("--temperature", opts->temperature, "sampling temperature (default 0 = greedy)");
   cmd->add_option("--seed", opts->seed, "sampling seed");
+  cmd->add_option("--frontier-floor", opts->frontier.floor,
+                  "frontier: confidence floor of stride rows (default 0.7)");
+  cmd->add_option("--frontier-iters", opts->frontier.target_iters,
+                  "frontier: passes a block should take (default 8)");
+  cmd->add_flag("--fused-commit", opts->fuse_commit,
+                "diffusion: run each commit with the next block's first preview in one forward");
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {
     Status s = RunChat(*opts);

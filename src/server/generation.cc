@@ -4,6 +4,7 @@
 #include <random>
 
 #include "decode/registry.h"
+#include "tokenizer/reasoning_parser.h"
 #include "server/served_model.h"
 
 namespace clover::server {
@@ -41,9 +42,10 @@ std::optional<ApiError> AddChoice(const ServedModel& served, const SamplingReque
   decode::DecodeRequest r;
   r.kind = s.decoder.value_or(info.mask_token_id ? decode::DecoderKind::kDiffusion
                                                  : decode::DecoderKind::kAr);
-  if (r.kind == decode::DecoderKind::kDiffusion && !info.mask_token_id)
-    return InvalidRequest("clover.decoder",
-                          "'clover.decoder' is \"diffusion\" but the model has no mask token; use \"ar\"");
+  if (decode::IsBlockDecoder(r.kind) && !info.mask_token_id)
+    return InvalidRequest("clover.decoder", std::string("'clover.decoder' is \"") +
+                                                decode::DecoderKindName(r.kind) +
+                                                "\" but the model has no mask token; use \"ar\"");
   out->decoder = r.kind;
   const int64_t n = static_cast<int64_t>(prompt.size());
   if (n == 0) return InvalidRequest(prompt_param, "the prompt is empty");
@@ -54,12 +56,12 @@ std::optional<ApiError> AddChoice(const ServedModel& served, const SamplingReque
   // A diffusion answer occupies whole blocks, so the room left is rounded down to blocks.
   const int block = s.block_size.value_or(info.block_size);
   int64_t room = served.context - n;
-  if (r.kind == decode::DecoderKind::kDiffusion) room = room / block * block;
+  if (decode::IsBlockDecoder(r.kind)) room = room / block * block;
   if (room < 1)
     return InvalidRequest(prompt_param,
                           "the prompt has " + std::to_string(n) + " tokens but the context is " +
                               std::to_string(served.context) + " tokens" +
-                              (r.kind == decode::DecoderKind::kDiffusion
+                              (decode::IsBlockDecoder(r.kind)
                                    ? ", which leaves no room for one " + std::to_string(block) + "-token block"
                                    : ""),
                           "context_length_exceeded");
@@ -76,6 +78,9 @@ std::optional<ApiError> AddChoice(const ServedModel& served, const SamplingReque
   r.sampling.seed = s.seed ? *s.seed : std::random_device{}();
   r.penalties = s.penalties;
   r.thinking = thinking;
+  r.fuse_commit = s.fused_commit;
+  if (s.frontier_floor) r.frontier.floor = *s.frontier_floor;
+  if (s.frontier_target_iters) r.frontier.target_iters = *s.frontier_target_iters;
 
   const tokenizer::Tokenizer* tok = &served.tokenizer;
   auto token_text = [tok](int32_t id) -> std::string {
@@ -137,10 +142,7 @@ std::optional<ApiError> PrepareChat(const ServedModel& served, const ChatRequest
   if (!rendered.ok())
     return InvalidRequest("messages", "the chat template rejected the messages: " +
                                           rendered.status().message());
-  // Qwen-style templates open the reasoning block in the generation prompt when thinking is on.
-  const size_t open = rendered->rfind("<think>");
-  const size_t close = rendered->rfind("</think>");
-  const bool thinking = open != std::string::npos && (close == std::string::npos || close < open);
+  const bool thinking = tokenizer::PromptOpensReasoning(*rendered);
   return AddChoice(served, request.sampling, served.tokenizer.Encode(*rendered), thinking,
                    request.tools, Endpoint::kChat, "messages", arrival, out);
 }

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <limits>
 
+#include "decode/request.h"
+
 namespace clover::server {
 namespace {
 
@@ -142,15 +144,18 @@ std::optional<ApiError> ParseSampling(const json& body, SamplingRequest* out) {
     if (!ext->is_object()) return InvalidRequest("clover", "'clover' must be an object");
     Fields cf(*ext, "clover.");
     if (const json* d = cf.Get("decoder")) {
-      if (*d == "diffusion") {
-        out->decoder = decode::DecoderKind::kDiffusion;
-      } else if (*d == "ar") {
-        out->decoder = decode::DecoderKind::kAr;
-      } else {
-        return InvalidRequest("clover.decoder", "'clover.decoder' must be \"diffusion\" or \"ar\", got " + d->dump());
-      }
+      Result<decode::DecoderKind> kind =
+          d->is_string() ? decode::ParseDecoderKind(d->get<std::string>())
+                         : Result<decode::DecoderKind>(InvalidArgument("not a string"));
+      if (!kind.ok())
+        return InvalidRequest("clover.decoder",
+                              "'clover.decoder' must be \"diffusion\", \"frontier\" or \"ar\", got " + d->dump());
+      out->decoder = *kind;
     }
     cf.Number("threshold", 0.0, 1.0, &out->threshold);
+    cf.Bool("fused_commit", &out->fused_commit);
+    cf.Number("frontier_floor", 0.0, 1.0, &out->frontier_floor);
+    cf.Integer("frontier_target_iters", 1, 1024, &out->frontier_target_iters);
     cf.Integer("block_size", 1, 1 << 20, &out->block_size);
     if (cf.error) return cf.error;
     if (out->threshold && *out->threshold <= 0.0)

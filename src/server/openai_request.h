@@ -34,6 +34,9 @@ struct SamplingRequest {
   std::optional<decode::DecoderKind> decoder;
   std::optional<double> threshold;
   std::optional<int> block_size;
+  bool fused_commit = false;
+  std::optional<double> frontier_floor;       // decoder "frontier" only
+  std::optional<int> frontier_target_iters;
 };
 
 struct ChatRequest {

@@ -99,4 +99,11 @@ void ReasoningParser::Process(ReasoningDelta* out, bool final) {
   }
 }
 
+bool PromptOpensReasoning(std::string_view rendered, std::string_view open_tag,
+                          std::string_view close_tag) {
+  const size_t open = rendered.rfind(open_tag);
+  const size_t close = rendered.rfind(close_tag);
+  return open != std::string_view::npos && (close == std::string_view::npos || close < open);
+}
+
 }  // namespace clover::tokenizer

@@ -11,6 +11,11 @@ struct ReasoningDelta {
   std::string content;
 };
 
+// Returns true when a rendered prompt ends inside an open <think> block (Qwen-style templates open
+// it in the generation prompt when thinking is on), so generation starts in the reasoning.
+bool PromptOpensReasoning(std::string_view rendered, std::string_view open_tag = "<think>",
+                          std::string_view close_tag = "</think>");
+
 class ReasoningParser {
  public:
   // `in_reasoning`: the prompt already opened the reasoning block (Qwen3.5's generation prompt

@@ -21,7 +21,7 @@ TEST(OpenAiRequestTest, ParsesAFullChatRequest) {
       "seed": 7, "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.1,
       "stop": ["a", ""], "n": 1, "stream": true, "stream_options": {"include_usage": true},
       "response_format": {"type": "text"}, "enable_thinking": false, "ignore_eos": true, "unknown_field": {"x": 1},
-      "clover": {"decoder": "ar", "threshold": 0.8, "block_size": 16}})",
+      "clover": {"decoder": "ar", "threshold": 0.8, "block_size": 16, "fused_commit": true}})",
                 &r);
   ASSERT_FALSE(e) << e->message;
   EXPECT_EQ(r.sampling.model, "m");
@@ -36,6 +36,7 @@ TEST(OpenAiRequestTest, ParsesAFullChatRequest) {
   EXPECT_TRUE(r.sampling.ignore_eos);
   EXPECT_EQ(r.sampling.decoder, decode::DecoderKind::kAr);
   EXPECT_EQ(r.sampling.block_size, 16);
+  EXPECT_TRUE(r.sampling.fused_commit);
   EXPECT_EQ(r.messages[0]["role"], "system");
   EXPECT_EQ(r.messages[1]["content"], "Hi there");
   EXPECT_EQ(r.enable_thinking, false);
@@ -109,6 +110,7 @@ TEST(OpenAiRequestTest, RejectsBadFieldsNamingThem) {
       {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"block_size": 12}})", "clover.block_size"},
       {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"threshold": 1.5}})", "clover.threshold"},
       {R"({"messages": [{"role": "user", "content": "x"}], "model": 3})", "model"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"fused_commit": 1}})", "clover.fused_commit"},
   };
   for (const BadCase& c : cases) {
     auto e = Chat(c.body);

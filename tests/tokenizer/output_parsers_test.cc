@@ -41,6 +41,13 @@ TEST(ReasoningParser, PromptOpenedThink) {
   }
 }
 
+TEST(ReasoningParser, PromptOpensReasoningOnlyWhenTheLastThinkIsOpen) {
+  EXPECT_TRUE(PromptOpensReasoning("<|im_start|>assistant\n<think>\n"));
+  EXPECT_FALSE(PromptOpensReasoning("<|im_start|>assistant\n<think>\n\n</think>\n\n"));
+  EXPECT_FALSE(PromptOpensReasoning("<|im_start|>assistant\n"));
+  EXPECT_TRUE(PromptOpensReasoning("<think>a</think> b <think>"));
+}
+
 TEST(ReasoningParser, NoThinkBlockIsAllContent) {
   ReasoningDelta d = ReasoningParser::Split("Hello <b>there</b>");
   EXPECT_EQ(d.reasoning, "");
