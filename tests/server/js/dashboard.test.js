@@ -75,25 +75,34 @@ test('dashboard: model card, live metrics, streamed chat, screenshot', async () 
   assert.equal(await answer.locator('.reasoning-box').isHidden(), true, 'thinking off: no reasoning area');
   assert.match(await answer.locator('.stats').textContent(), /\d+ tokens .*finish: stop/);
 
-  const thought = await chat('Who are you?', { thinking: true });
-  assert.equal(await thought.getAttribute('data-error'), null, await thought.textContent());
-  assert.equal(await thought.locator('.answer').textContent(), 'I am Clover, a small demo model.');
-  assert.equal(await thought.locator('.reasoning-box').isVisible(), true, 'thinking on: reasoning shown');
-  assert.ok((await thought.locator('.reasoning').textContent()).trim().length > 0);
-
-  // The metrics card polls /metrics every 2 s; it must catch up with the chats.
-  const served = metricValue(await fetchMetrics(server), 'clover_requests_total', { endpoint: '/v1/chat/completions' });
-  assert.ok(served >= 2, `server counted ${served} chat requests`);
-  await page.waitForFunction((min) => {
-    const n = Number(document.querySelector('#metrics-card dd[data-metric="requests"]').textContent.replaceAll(",", ""));
-    return Number.isFinite(n) && n >= min;
-  }, served, { timeout: 5_000 });
-  assert.match(await page.textContent('#metrics-card dd[data-metric="slots"]'), /^0 \/ \d+$/);
+  // The metrics card polls /metrics every 2 s; it must catch up with the chat.
+  const metrics = await fetchMetrics(server);
+  const served = metricValue(metrics, 'clover_requests_total', { endpoint: '/v1/chat/completions' });
+  assert.equal(served, 1, 'one chat request so far');
+  await page.waitForFunction(() => document.querySelector('#metrics-card dd[data-metric="requests"]').textContent === '1',
+    null, { timeout: 5_000 });
+  const shown = (name) => page.textContent(`#metrics-card dd[data-metric="${name}"]`);
+  const count = (name) => metricValue(metrics, name).toLocaleString('en-US');
+  assert.equal(await shown('completion_tokens'), count('clover_completion_tokens_total'));
+  assert.equal(await shown('prompt_tokens'), count('clover_prompt_tokens_total'));
+  assert.equal(await shown('passes'), count('clover_passes_total'));
+  assert.equal(await shown('tokens_per_pass'), metricValue(metrics, 'clover_tokens_per_pass').toFixed(2));
+  assert.equal(await shown('slots'), `0 / ${count('clover_slots')}`);
+  assert.match(await shown('ttft'), /^\d+ ms$/);
 
   mkdirSync(ARTIFACTS_DIR, { recursive: true });
   const shot = path.join(ARTIFACTS_DIR, 'dashboard.png');
   await page.screenshot({ path: shot, fullPage: true });
   assert.ok(existsSync(shot));
+
+  // The demo model is trained on single questions: a new conversation for the next one.
+  await page.click('#clear');
+  assert.equal(await page.locator('#log .msg').count(), 0);
+  const thought = await chat('Who are you?', { thinking: true });
+  assert.equal(await thought.getAttribute('data-error'), null, await thought.textContent());
+  assert.equal(await thought.locator('.answer').textContent(), 'I am Clover, a small demo model.');
+  assert.equal(await thought.locator('.reasoning-box').isVisible(), true, 'thinking on: reasoning shown');
+  assert.ok((await thought.locator('.reasoning').textContent()).trim().length > 0);
 
   // Text is shown as text: markup typed by the user (or produced by the model) is not parsed.
   const markup = await chat('<img src=x onerror="window.pwned=1"><b>bold</b>', { thinking: false });
