@@ -3,8 +3,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  FRANCE, FRANCE_ANSWER, evalTasks, fixedTasks, foldChatChunks, httpRequest, openaiClient,
-  parseSSE, renderPrompt, startServer, tokenize,
+  FRANCE, FRANCE_ANSWER, evalTasks, fetchMetrics, fixedTasks, foldChatChunks, httpRequest, metricValue,
+  openaiClient, parseSSE, renderPrompt, startServer, tokenize,
 } from './harness.js';
 
 let server;
@@ -75,6 +75,48 @@ describe('health and models', () => {
       assert.equal(data[0].id, 'demo-alias');
     } finally {
       await aliased.stop();
+    }
+  });
+});
+
+describe('server basics', () => {
+  test('binds loopback by default and logs one line per request', async () => {
+    const plain = await startServer({ host: null });
+    try {
+      assert.equal(plain.host, '127.0.0.1');
+      await httpRequest(plain, 'GET', '/health');
+      await httpRequest(plain, 'POST', '/v1/chat/completions', { body: { messages: [FRANCE], enable_thinking: false } });
+      await httpRequest(plain, 'GET', '/v1/nope');
+      const log = plain.stderr();
+      assert.match(log, /^GET \/health 200 /m);
+      assert.match(log, /^POST \/v1\/chat\/completions 200 /m);
+      assert.match(log, /^GET \/v1\/nope 404 /m);
+    } finally {
+      await plain.stop();
+    }
+  });
+
+  test('/metrics accounts for a request exactly', async () => {
+    const before = await fetchMetrics(server);
+    const res = await client.chat.completions.create({ messages: [FRANCE], temperature: 0, enable_thinking: false });
+    const after = await fetchMetrics(server);
+    const delta = (name, labels) => metricValue(after, name, labels) - metricValue(before, name, labels);
+    assert.equal(delta('clover_requests_total', { endpoint: '/v1/chat/completions', status: '200' }), 1);
+    assert.equal(delta('clover_prompt_tokens_total'), res.usage.prompt_tokens);
+    assert.equal(delta('clover_completion_tokens_total'), res.usage.completion_tokens);
+    assert.equal(delta('clover_passes_total'), res.usage.clover.passes);
+    assert.equal(delta('clover_blocks_total'), res.usage.clover.blocks);
+    const tokens = metricValue(after, 'clover_completion_tokens_total');
+    const passes = metricValue(after, 'clover_passes_total');
+    assert.ok(Math.abs(metricValue(after, 'clover_tokens_per_pass') - tokens / passes) < 1e-6);
+    for (const histogram of ['clover_time_to_first_token_seconds', 'clover_request_duration_seconds']) {
+      assert.equal(delta(`${histogram}_count`), 1, histogram);
+      assert.ok(delta(`${histogram}_sum`) > 0, histogram);
+      const buckets = after.get(`${histogram}_bucket`);
+      const counts = buckets.map((b) => b.value);
+      assert.deepEqual(counts, [...counts].sort((a, b) => a - b), `${histogram}: cumulative buckets`);
+      assert.equal(buckets.at(-1).labels.le, '+Inf');
+      assert.equal(buckets.at(-1).value, metricValue(after, `${histogram}_count`));
     }
   });
 });

@@ -59,11 +59,12 @@ function withTimeout(promise, ms, what) {
 // Starts `clover serve MODEL --port 0 ...args` and resolves once it printed its listening line.
 // `env` entries are added to the environment; CLOVER_API_KEY is dropped unless given there, so
 // the caller's shell cannot switch authentication on behind a test's back.
-export async function startServer({ args = [], env = {} } = {}) {
+// `host: null` leaves --host out, to see the server's default.
+export async function startServer({ args = [], env = {}, host = '127.0.0.1' } = {}) {
   const childEnv = { ...process.env };
   delete childEnv.CLOVER_API_KEY;
   Object.assign(childEnv, env);
-  const argv = ['serve', MODEL, '--host', '127.0.0.1', '--port', '0', ...args];
+  const argv = ['serve', MODEL, ...(host ? ['--host', host] : []), '--port', '0', ...args];
   const child = spawn(BINARY, argv, { env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let stdout = '';
