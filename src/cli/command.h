@@ -18,6 +18,7 @@ void RegisterTokenizeCommands(CLI::App& app);  // tokenize, detokenize, template
 void RegisterRunCommand(CLI::App& app);
 void RegisterEvalCommand(CLI::App& app);
 void RegisterServeCommand(CLI::App& app);
+void RegisterBenchHttpCommand(CLI::App& app);
 
 // Prints "clover: error: <message>" and returns the exit code for `status` (never 0).
 int ReportError(const Status& status);

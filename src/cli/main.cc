@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   clover::cli::RegisterRunCommand(app);
   clover::cli::RegisterEvalCommand(app);
   clover::cli::RegisterServeCommand(app);
+  clover::cli::RegisterBenchHttpCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
