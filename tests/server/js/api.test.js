@@ -3,8 +3,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  FRANCE, FRANCE_ANSWER, evalTasks, fetchMetrics, fixedTasks, foldChatChunks, httpRequest, metricValue,
-  openaiClient, parseSSE, renderPrompt, startServer, tokenize,
+  FRANCE, FRANCE_ANSWER, evalTasks, fetchMetrics, fixedAnswer, fixedTasks, foldChatChunks, httpRequest, metricValue,
+  modelConfig, openaiClient, parseSSE, renderPrompt, startServer, tokenize,
 } from './harness.js';
 
 let server;
@@ -49,15 +49,17 @@ describe('health and models', () => {
     assert.equal(model.object, 'model');
     assert.equal(model.owned_by, 'clover');
     assert.ok(Number.isInteger(model.created) && model.created > 1_600_000_000, `created ${model.created}`);
+    // The card agrees with the model's own config.json.
+    const config = modelConfig();
     const meta = model.meta;
-    assert.equal(meta.family, 'clover_moe');
-    assert.equal(meta.decoder, 'diffusion');
-    assert.equal(meta.quant, 'F32');
-    assert.equal(meta.block_size, 32);
-    assert.equal(meta.layers, 4);
-    assert.equal(meta.experts, 8);
-    assert.ok(meta.params > 400_000 && meta.params < 600_000, `params ${meta.params}`);
-    assert.ok(Number.isInteger(meta.context) && meta.context > 0, `context ${meta.context}`);
+    assert.equal(meta.family, config.model_type);
+    assert.equal(meta.decoder, config.mask_token_id === undefined ? 'ar' : 'diffusion');
+    assert.equal(meta.quant, { float32: 'F32', bfloat16: 'BF16', float16: 'F16' }[config.dtype]);
+    assert.equal(meta.block_size, config.diffusion.block_size);
+    assert.equal(meta.layers, config.num_hidden_layers);
+    assert.equal(meta.experts, config.num_experts);
+    assert.equal(meta.context, config.max_position_embeddings);
+    assert.ok(Number.isInteger(meta.params) && meta.params > config.vocab_size * config.hidden_size, `params ${meta.params}`);
   });
 
   test('models.retrieve returns the same entry; an unknown id is 404', async () => {
@@ -244,15 +246,16 @@ describe('chat completions', () => {
   });
 
   test('stop strings cut the answer before the stop string (string and list, stream and not)', async () => {
+    const cut = (stop) => FRANCE_ANSWER.slice(0, FRANCE_ANSWER.indexOf(stop));
     const one = await client.chat.completions.create({ ...noThink, stop: ' is' });
-    assert.equal(one.choices[0].message.content, 'The capital of France');
+    assert.equal(one.choices[0].message.content, cut(' is'));
     assert.equal(one.choices[0].finish_reason, 'stop');
     const list = await client.chat.completions.create({ ...noThink, stop: ['zzz', 'Paris'] });
-    assert.equal(list.choices[0].message.content, 'The capital of France is ');
+    assert.equal(list.choices[0].message.content, cut('Paris'));
     assert.equal(list.choices[0].finish_reason, 'stop');
     assert.ok(list.usage.completion_tokens < one.usage.completion_tokens + 10);
     const streamed = await collectStream({ ...noThink, stop: ['Paris'] });
-    assert.equal(streamed.content, 'The capital of France is ');
+    assert.equal(streamed.content, cut('Paris'));
     assert.equal(streamed.finishReason, 'stop');
   });
 
@@ -291,7 +294,7 @@ describe('chat completions', () => {
       messages: [
         { role: 'system', content: [{ type: 'text', text: 'You are a helpful assistant.' }] },
         { role: 'user', content: 'Who are you?' },
-        { role: 'assistant', content: 'I am Clover, a small demo model.' },
+        { role: 'assistant', content: fixedAnswer('Who are you?') },
         { role: 'user', content: [{ type: 'text', text: 'What is the capital' }, { type: 'text', text: ' of France?' }] },
       ],
     });
@@ -359,7 +362,7 @@ describe('completions', () => {
     assert.equal(finish, 'stop');
     assert.equal(usage.prompt_tokens, tokenize(task.prompt).length);
     const stopped = await client.completions.create({ ...base, prompt: task.prompt, stop: 'France' });
-    assert.equal(stopped.choices[0].text.trim(), 'The capital of');
+    assert.equal(stopped.choices[0].text.trim(), task.answer.slice(0, task.answer.indexOf('France')).trim());
   });
 });
 

@@ -239,6 +239,10 @@ export function readRssBytes(pid) {
   return Number(match[1]) * 1024;
 }
 
+export function modelConfig() {
+  return JSON.parse(readFileSync(path.join(MODEL, 'config.json'), 'utf8'));
+}
+
 // The demo model's checkable tasks (models/clover-demo/eval_tasks.jsonl).
 export function evalTasks() {
   return readFileSync(path.join(MODEL, 'eval_tasks.jsonl'), 'utf8')
@@ -257,8 +261,15 @@ export function fixedTasks() {
   });
 }
 
+// The expected answer of a fixed-phrase question, from the eval file.
+export function fixedAnswer(question) {
+  const task = fixedTasks().find((t) => t.messages.length === 1 && t.messages[0].content === question);
+  if (!task) throw new Error(`no fixed task asks ${JSON.stringify(question)} in ${MODEL}/eval_tasks.jsonl`);
+  return task.answer;
+}
+
 export const FRANCE = { role: 'user', content: 'What is the capital of France?' };
-export const FRANCE_ANSWER = 'The capital of France is Paris.';
+export const FRANCE_ANSWER = fixedAnswer(FRANCE.content);
 
 // What the server's tokenizer and chat template make of `messages`, through the CLI (same
 // tokenizer code, separate process): the prompt text and its token ids.
