@@ -3,7 +3,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
-  fetchMetrics, fixedTasks, foldChatChunks, httpRequest, metricValue, openaiClient, startServer, waitFor,
+  fetchMetrics, fixedTasks, foldChatChunks, httpRequest, metricValue, openaiClient, startServer, waitFor, withTimeout,
 } from './harness.js';
 
 const SLOTS = 4;
@@ -167,6 +167,33 @@ describe('disconnects', () => {
 });
 
 describe('shutdown', () => {
+  test('during the grace period new requests get 503 shutting_down and /health says stopping', async () => {
+    const victim = await startServer({ args: ['--shutdown-grace', '1500'] });
+    try {
+      const busy = await fetch(`${victim.baseURL}/chat/completions`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ ...LONG, temperature: 2, top_k: 0, seed: 3, stream: true }),
+      });
+      const reader = busy.body.getReader();
+      await reader.read();
+      victim.child.kill('SIGTERM');
+      await waitFor('/health to report stopping', async () => {
+        const health = await httpRequest(victim, 'GET', '/health');
+        return health.status === 503 && health.json?.status === 'stopping';
+      }, { timeoutMs: 1_000, intervalMs: 20 });
+      const late = await httpRequest(victim, 'POST', '/v1/chat/completions', { body: { messages: LONG.messages } });
+      assert.equal(late.status, 503, late.text);
+      assert.equal(late.json.error.code, 'shutting_down');
+      assert.equal(late.json.error.type, 'server_error');
+      const exit = await withTimeout(victim.exited, 5_000, 'the server to exit after the grace period');
+      assert.deepEqual(exit, { code: 0, signal: null });
+      await reader.cancel().catch(() => {});
+    } finally {
+      await victim.stop();
+    }
+  });
+
   test('SIGTERM with a stream in flight: the stream ends and the server exits 0', async () => {
     // A short grace period: the in-flight generation is cancelled well inside stop()'s timeout.
     const victim = await startServer({ args: ['--shutdown-grace', '200'] });

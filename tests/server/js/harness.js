@@ -48,7 +48,7 @@ export async function waitFor(what, probe, { timeoutMs = 5_000, intervalMs = 25 
   }
 }
 
-function withTimeout(promise, ms, what) {
+export function withTimeout(promise, ms, what) {
   let timer;
   const timeout = new Promise((_, reject) => {
     timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
