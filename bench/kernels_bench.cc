@@ -1,5 +1,5 @@
-// Microbenchmarks of the hot CPU kernels per ISA: matmul (decode GEMV and prefill GEMM shapes),
-// attention over a long cache, and the delta rule (recurrent and chunked).
+// Microbenchmarks of the hot CPU kernels per ISA: matmul per weight type (decode GEMV and
+// prefill GEMM shapes), attention over a long cache, and the delta rule (recurrent and chunked).
 #include <benchmark/benchmark.h>
 
 #include <random>
@@ -11,6 +11,7 @@
 #include "kernels/delta_rule.h"
 #include "kernels/kernel_table.h"
 #include "kernels/matmul.h"
+#include "kernels/quantize.h"
 
 namespace clover::kernels {
 namespace {
@@ -23,28 +24,31 @@ std::vector<float> Random(int64_t n, uint64_t seed) {
   return v;
 }
 
-// Args: isa, dtype (0 f32, 1 bf16, 2 f16), rows, out, in, threads.
+// The dtypes a matmul benchmark can take, by index.
+constexpr DType kBenchDTypes[] = {DType::kF32,  DType::kBF16, DType::kF16,
+                                  DType::kQ8_0, DType::kQ4_K, DType::kQ6_K};
+
+// Args: isa, dtype (index into kBenchDTypes), rows, out, in, threads.
 void BM_MatMul(benchmark::State& state) {
   const Isa isa = static_cast<Isa>(state.range(0));
   if (!IsaSupported(isa, DetectCpuFeatures())) {
     state.SkipWithError("ISA not supported");
     return;
   }
-  const DType dtype = state.range(1) == 0   ? DType::kF32
-                      : state.range(1) == 1 ? DType::kBF16
-                                            : DType::kF16;
+  const DType dtype = kBenchDTypes[state.range(1)];
   const int64_t rows = state.range(2), out = state.range(3), in = state.range(4);
   ThreadPool pool(static_cast<int>(state.range(5)));
   KernelContext ctx{pool, GetKernelTable(isa)};
   const std::vector<float> wf = Random(out * in, 1);
-  std::vector<uint16_t> w16(out * in);
-  for (int64_t i = 0; i < out * in; ++i)
-    w16[i] = dtype == DType::kBF16 ? F32ToBF16(wf[i]) : F32ToF16(wf[i]);
+  const uint64_t row_bytes = *DTypeBytes(dtype, in);
+  std::vector<uint8_t> wq(out * row_bytes);
+  for (int64_t o = 0; o < out; ++o)
+    (void)QuantizeRow(dtype, wf.data() + o * in, in, wq.data() + o * row_bytes);
   TensorView w;
   w.dtype = dtype;
   w.shape = {out, in};
-  w.data = dtype == DType::kF32 ? static_cast<const void*>(wf.data()) : w16.data();
-  w.nbytes = out * in * (dtype == DType::kF32 ? 4 : 2);
+  w.data = wq.data();
+  w.nbytes = wq.size();
   const std::vector<float> x = Random(rows * in, 2);
   std::vector<float> y(rows * out);
   for (auto _ : state) {
@@ -61,7 +65,7 @@ void BM_MatMul(benchmark::State& state) {
 
 void MatMulArgs(benchmark::internal::Benchmark* b) {
   for (int isa : {0, 1, 2})
-    for (int dtype : {0, 1})
+    for (int dtype : {0, 1, 3, 4, 5})
       for (int rows : {1, 64})
         for (int threads : {1, 2}) b->Args({isa, dtype, rows, 4096, 1024, threads});
 }

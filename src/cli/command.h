@@ -19,6 +19,8 @@ void RegisterRunCommand(CLI::App& app);
 void RegisterEvalCommand(CLI::App& app);
 void RegisterServeCommand(CLI::App& app);
 void RegisterBenchHttpCommand(CLI::App& app);
+void RegisterConvertCommand(CLI::App& app);
+void RegisterSynthCommand(CLI::App& app);
 
 // Prints "clover: error: <message>" and returns the exit code for `status` (never 0).
 int ReportError(const Status& status);

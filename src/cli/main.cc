@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
   clover::cli::RegisterEvalCommand(app);
   clover::cli::RegisterServeCommand(app);
   clover::cli::RegisterBenchHttpCommand(app);
+  clover::cli::RegisterConvertCommand(app);
+  clover::cli::RegisterSynthCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -136,4 +136,17 @@ inline double MaxRelDiff(const Logits& a, const Logits& b) {
   return MaxAbsDiff(a, b) / den;
 }
 
+// Returns the median over rows of max |a - b| / max |b| within the row. A perturbation that
+// flips a row's expert choice moves that row by O(10%) whatever its size (routing is
+// discontinuous); the median measures the smooth part, which scales with the weight error.
+inline double MedianRowRelDiff(const Logits& a, const Logits& b) {
+  EXPECT_EQ(a.size(), b.size());
+  std::vector<double> rows;
+  for (size_t r = 0; r < std::min(a.size(), b.size()); ++r)
+    rows.push_back(MaxRelDiff({a[r]}, {b[r]}));
+  if (rows.empty()) return 0.0;
+  std::nth_element(rows.begin(), rows.begin() + rows.size() / 2, rows.end());
+  return rows[rows.size() / 2];
+}
+
 }  // namespace clover::model::testing

@@ -17,6 +17,7 @@ namespace {
 using testing::Engine;
 using testing::Logits;
 using testing::MaxRelDiff;
+using testing::MedianRowRelDiff;
 
 // Replaces the F32 matrix `t` by its quantization to `dtype`, owned by `storage`.
 void QuantizeMatrix(TensorView* t, DType dtype, WeightStorage& storage) {
@@ -72,19 +73,6 @@ Logits RunQuantized(ModelWeights w, DType dtype, const std::vector<int32_t>& ids
   Logits step = e.Append(seq, {ids.back()});
   all.insert(all.end(), step.begin(), step.end());
   return all;
-}
-
-// Returns the median over rows of max |a - b| / max |b| within the row. A perturbation that
-// flips a row's expert choice moves that row by O(10%) whatever its size (routing is
-// discontinuous); the median measures the smooth part, which scales with the weight error.
-double MedianRowRelDiff(const Logits& a, const Logits& b) {
-  EXPECT_EQ(a.size(), b.size());
-  std::vector<double> rows;
-  for (size_t r = 0; r < std::min(a.size(), b.size()); ++r)
-    rows.push_back(MaxRelDiff({a[r]}, {b[r]}));
-  if (rows.empty()) return 0.0;
-  std::nth_element(rows.begin(), rows.begin() + rows.size() / 2, rows.end());
-  return rows[rows.size() / 2];
 }
 
 // How far quantized logits may move, from what moves them. The forward maps a small relative

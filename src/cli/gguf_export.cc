@@ -1,0 +1,211 @@
+// Writing ModelWeights as a GGUF file with a per-tensor type policy (`clover convert`, `clover
+// synth`).
+#include "cli/gguf_export.h"
+
+#include <cstring>
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/progress.h"
+#include "io/gguf_writer.h"
+#include "kernels/quantize.h"
+#include "kernels/ref/dequantize.h"
+#include "model/tensor_map.h"
+
+namespace clover::cli {
+namespace {
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// Returns `want` when rows of `cols` hold whole blocks of it, else the finest format that fits
+// (Q8_0 for rows of 32, else F32): llama.cpp's fallback for K formats on narrow matrices.
+DType Fit(DType want, int64_t cols) {
+  if (cols % DTypeBlockSize(want) == 0) return want;
+  if (DTypeIsQuantized(want) && cols % 32 == 0) return DType::kQ8_0;
+  return DTypeIsQuantized(want) ? DType::kF32 : want;
+}
+
+// The type of canonical tensor `name` (expert slices named without their index) under `policy`.
+// Vectors, conv, the router, the shared-expert gate and GDN beta/alpha stay F32: they are small
+// and steer routing and gating, where a quantization step costs most (docs/formats.md).
+DType TargetType(TypePolicy policy, const std::string& name, const TensorView& v) {
+  const bool small = v.shape.size() != 2 || name.find("ffn_gate_inp") != std::string::npos ||
+                     name.find("ssm_beta") != std::string::npos ||
+                     name.find("ssm_alpha") != std::string::npos ||
+                     name.find("ssm_conv1d") != std::string::npos;
+  if (small) return DType::kF32;
+  const int64_t cols = v.shape.back();
+  const bool expert = name.find("_exps") != std::string::npos;
+  switch (policy) {
+    case TypePolicy::kF32:
+      return DType::kF32;
+    case TypePolicy::kBF16:
+      return DType::kBF16;
+    case TypePolicy::kQ8_0:
+      return Fit(DType::kQ8_0, cols);
+    case TypePolicy::kQ4_K_M: {
+      // As llama.cpp's Q4_K_M: 6 bits where errors reach the output most directly.
+      const bool wide = EndsWith(name, "output") || EndsWith(name, "token_embd") ||
+                        EndsWith(name, "attn_v") || name.find("ffn_down") != std::string::npos;
+      return Fit(wide ? DType::kQ6_K : DType::kQ4_K, cols);
+    }
+    case TypePolicy::kMixed:
+      return Fit(expert ? DType::kQ4_K : DType::kQ8_0, cols);
+  }
+  return DType::kF32;
+}
+
+// The GGUF name of canonical tensor `name`.
+std::string GgufName(const std::string& name) {
+  if (EndsWith(name, "ssm_dt") || EndsWith(name, "ssm_dt_bwd")) return name + ".bias";
+  if (EndsWith(name, "ssm_a") || EndsWith(name, "ssm_a_bwd") || EndsWith(name, "ssm_mix_bwd"))
+    return name;
+  return name + ".weight";
+}
+
+// Writes `src` re-typed to `dtype` into `dst` (DTypeBytes(dtype, numel) bytes), row by row
+// through f32; a tensor already of `dtype` is copied as is.
+Status Retype(const TensorView& src, DType dtype, uint8_t* dst, const std::string& name) {
+  if (src.dtype == dtype) {
+    std::memcpy(dst, src.data, src.nbytes);
+    return Status::Ok();
+  }
+  const int64_t rows = src.rows(), cols = src.cols();
+  const uint64_t src_row = src.row_bytes();
+  const uint64_t dst_row = *DTypeBytes(dtype, static_cast<uint64_t>(cols));
+  std::vector<float> row(static_cast<size_t>(cols));
+  for (int64_t r = 0; r < rows; ++r) {
+    Status s = kernels::ref::DequantizeRow(src.dtype, src.bytes() + r * src_row, cols, row.data());
+    if (!s.ok()) return Status(s.code(), name + ": " + s.message());
+    s = kernels::QuantizeRow(dtype, row.data(), cols, dst + r * dst_row);
+    if (!s.ok()) return Status(s.code(), name + ": " + s.message());
+  }
+  return Status::Ok();
+}
+
+// One output tensor: the canonical views it is made of (several for stacked experts).
+struct OutTensor {
+  std::string name;
+  std::vector<TensorView> parts;
+};
+
+// Groups the canonical tensors into output tensors: per-expert slices "X.{e}" stack into X.
+std::vector<OutTensor> OutputTensors(const model::ModelWeights& w) {
+  std::vector<OutTensor> out;
+  std::map<std::string, size_t> index;
+  model::ForEachCanonicalTensor(w, [&](const std::string& name, const TensorView& v) {
+    std::string base = name;
+    if (const size_t dot = name.rfind('.');
+        dot != std::string::npos && name.find("_exps.", 0) != std::string::npos)
+      base = name.substr(0, dot);
+    auto [it, added] = index.emplace(base, out.size());
+    if (added) out.push_back({base, {}});
+    out[it->second].parts.push_back(v);
+  });
+  return out;
+}
+
+// The `<arch>.*` hyper-parameter keys of architecture.md §4 (as ConfigFromGguf reads them).
+void AddHparams(const model::ModelConfig& c, const std::string& arch, io::GgufWriter& g) {
+  const std::string p = arch + ".";
+  auto u32 = [&](const std::string& key, int64_t v) {
+    g.AddKv(p + key, io::GgufValue::U32(static_cast<uint32_t>(v)));
+  };
+  g.AddKv("general.architecture", io::GgufValue::String(arch));
+  u32("block_count", c.n_layers);
+  u32("context_length", c.max_context);
+  u32("embedding_length", c.hidden);
+  u32("attention.head_count", c.n_head);
+  u32("attention.head_count_kv", c.n_head_kv);
+  u32("attention.key_length", c.head_dim);
+  u32("attention.value_length", c.head_dim);
+  g.AddKv(p + "rope.freq_base", io::GgufValue::F32(static_cast<float>(c.rope_theta)));
+  u32("rope.dimension_count", c.rope_dim);
+  if (!c.rope_sections.empty()) {
+    std::vector<io::GgufValue> s;
+    for (size_t i = 0; i < 4; ++i)
+      s.push_back(io::GgufValue::I32(i < c.rope_sections.size() ? c.rope_sections[i] : 0));
+    g.AddKv(p + "rope.dimension_sections", io::GgufValue::Array(io::GgufType::kI32, std::move(s)));
+  }
+  g.AddKv(p + "attention.layer_norm_rms_epsilon", io::GgufValue::F32(c.rms_eps));
+  u32("expert_count", c.n_experts);
+  u32("expert_used_count", c.top_k);
+  u32("expert_feed_forward_length", c.expert_ffn);
+  if (c.shared_ffn > 0) {
+    u32("expert_shared_feed_forward_length", c.shared_ffn);
+    // llama.cpp's qwen35moe has no such key; clover_moe files carry it (clover-spec.md §1).
+    if (arch == "clover_moe") u32("expert_shared_count", c.n_shared_experts);
+  }
+  u32("ssm.conv_kernel", c.conv_kernel);
+  u32("ssm.state_size", c.dk);
+  u32("ssm.group_count", c.hk);
+  u32("ssm.time_step_rank", c.hv);
+  u32("ssm.inner_size", int64_t{c.hv} * c.dv);
+  u32("full_attention_interval", c.full_attention_interval);
+  u32("vocab_size", c.vocab_size);
+  if (c.mask_token_id) u32("mask_token_id", *c.mask_token_id);
+  if (c.bos_token_id)
+    g.AddKv("tokenizer.ggml.bos_token_id",
+            io::GgufValue::U32(static_cast<uint32_t>(*c.bos_token_id)));
+  if (!c.eos_token_ids.empty())
+    g.AddKv("tokenizer.ggml.eos_token_id",
+            io::GgufValue::U32(static_cast<uint32_t>(c.eos_token_ids.front())));
+}
+
+}  // namespace
+
+Result<TypePolicy> TypePolicyFromName(const std::string& name) {
+  static const std::map<std::string, TypePolicy> kPolicies = {
+      {"f32", TypePolicy::kF32},       {"bf16", TypePolicy::kBF16},   {"q8_0", TypePolicy::kQ8_0},
+      {"q4_k_m", TypePolicy::kQ4_K_M}, {"mixed", TypePolicy::kMixed},
+  };
+  auto it = kPolicies.find(name);
+  if (it == kPolicies.end())
+    return InvalidArgument("--type: '" + name + "', expected f32, bf16, q8_0, q4_k_m or mixed");
+  return it->second;
+}
+
+Status WriteModelGguf(const model::ModelWeights& w, TypePolicy policy, const std::string& arch,
+                      const std::string& name, const std::string& path) {
+  if (arch != "qwen35moe" && arch != "clover_moe")
+    return InvalidArgument("--arch: '" + arch + "', expected qwen35moe or clover_moe");
+  io::GgufWriter g;
+  AddHparams(w.config, arch, g);
+  g.AddKv("general.name", io::GgufValue::String(name));
+  const std::vector<OutTensor> tensors = OutputTensors(w);
+  // The writer copies tensor bytes when it writes the file, so the converted buffers live until
+  // then (docs/formats.md, "clover convert": peak memory is the output, not the source).
+  std::deque<std::vector<uint8_t>> buffers;
+  Progress progress("convert", tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const OutTensor& t = tensors[i];
+    const TensorView& first = t.parts.front();
+    const DType dtype = TargetType(policy, t.name, first);
+    const uint64_t part_bytes = *DTypeBytes(dtype, static_cast<uint64_t>(first.numel()));
+    TensorView view;
+    view.dtype = dtype;
+    view.shape = first.shape;
+    if (t.parts.size() > 1)
+      view.shape.insert(view.shape.begin(), static_cast<int64_t>(t.parts.size()));
+    view.nbytes = part_bytes * t.parts.size();
+    if (t.parts.size() == 1 && first.dtype == dtype) {
+      view.data = first.data;  // unchanged: the writer reads the source mapping
+    } else {
+      std::vector<uint8_t>& buf = buffers.emplace_back(view.nbytes);
+      for (size_t e = 0; e < t.parts.size(); ++e)
+        CLOVER_TRY(Retype(t.parts[e], dtype, buf.data() + e * part_bytes, t.name));
+      view.data = buf.data();
+    }
+    CLOVER_TRY(g.AddTensor(GgufName(t.name), view));
+    progress.Update(i + 1);
+  }
+  progress.Finish();
+  return g.WriteFile(path);
+}
+
+}  // namespace clover::cli

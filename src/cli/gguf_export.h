@@ -1,0 +1,27 @@
+// Writing ModelWeights as a GGUF file (`clover convert`, `clover synth`): canonical tensors under
+// their GGUF names, experts stacked, each tensor re-typed by a --type policy (docs/formats.md).
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+#include "model/weights.h"
+
+namespace clover::cli {
+
+// The per-tensor type policies of --type.
+enum class TypePolicy { kF32, kBF16, kQ8_0, kQ4_K_M, kMixed };
+
+inline constexpr const char* kTypePolicyHelp =
+    "f32 | bf16 | q8_0 | q4_k_m (Q4_K, Q6_K for head/embeddings/attn_v/ffn_down) | mixed "
+    "(experts Q4_K, other matrices Q8_0); norms, router, gates, conv stay F32";
+
+// Returns the policy named `name` (f32, bf16, q8_0, q4_k_m, mixed); errors name --type.
+Result<TypePolicy> TypePolicyFromName(const std::string& name);
+
+// Writes `w` to `path` as a GGUF of architecture `arch` (qwen35moe or clover_moe) with the
+// `<arch>.*` hyper-parameter keys and `general.name` = `name`.
+Status WriteModelGguf(const model::ModelWeights& w, TypePolicy policy, const std::string& arch,
+                      const std::string& name, const std::string& path);
+
+}  // namespace clover::cli
