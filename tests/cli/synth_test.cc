@@ -8,6 +8,7 @@
 #include "io/gguf.h"
 #include "model/forward_test_util.h"
 #include "model/loader.h"
+#include "model/random_weights.h"
 
 namespace clover::cli {
 namespace {
@@ -96,6 +97,23 @@ TEST(SynthTest, TinyCloverRunsAtEveryType) {
     EXPECT_GT(rms, 0.1);
     EXPECT_LT(rms, 10.0);
   }
+}
+
+// The file holds exactly the weights MakeRandomWeights draws: the same logits as the model in
+// memory.
+TEST(SynthTest, F32FileMatchesTheModelInMemory) {
+  ScratchDir dir("synth_same");
+  const std::string out = dir / "tiny.gguf";
+  ASSERT_EQ(RunClover("synth -o " + out + " --preset tiny --type f32 --seed 5").rc, 0);
+  Result<model::ModelWeights> file = model::LoadModel(out);
+  ASSERT_TRUE(file.ok()) << file.status().ToString();
+  const model::ModelWeights memory =
+      model::MakeRandomWeights(model::RandomModelConfig("tiny").value(), 5, DType::kF32);
+  const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6};
+  model::testing::Engine a(*file), b(memory);
+  ASSERT_NE(a.model, nullptr);
+  ASSERT_NE(b.model, nullptr);
+  EXPECT_EQ(a.Prompt(ids), b.Prompt(ids));
 }
 
 TEST(SynthTest, UnknownOverrideIsNamed) {
