@@ -41,7 +41,9 @@ void MatMul(const KernelContext& ctx, const float* x, int64_t n_rows, int64_t x_
   CLOVER_CHECK(type.ok());
   const int64_t row_bytes = static_cast<int64_t>(w.row_bytes());
   if (const QuantMatMulFn qfn = ctx.table.quant_matmul[static_cast<int>(*type)]) {
-    CLOVER_CHECK(in % kActBlockSize == 0);  // CheckMatMulWeight at load
+    // One activation scale per weight block (quant_matmul-inl.h relies on it for the K formats).
+    const int64_t block = DTypeBlockSize(w.dtype);
+    CLOVER_CHECK(in % block == 0);  // CheckMatMulWeight at load
     const int64_t nb = in / kActBlockSize;
     // Reused across calls: the forward calls MatMul hundreds of times per pass.
     thread_local std::vector<ActBlock> xq;
@@ -50,7 +52,7 @@ void MatMul(const KernelContext& ctx, const float* x, int64_t n_rows, int64_t x_
     ctx.pool.ParallelFor(
         n_rows,
         [&](int64_t r0, int64_t r1) {
-          QuantizeActivations(x + r0 * x_stride, r1 - r0, x_stride, in, q + r0 * nb);
+          QuantizeActivations(x + r0 * x_stride, r1 - r0, x_stride, in, q + r0 * nb, block);
         },
         std::max<int64_t>(1, kMinQuantizeElementsPerTask / std::max<int64_t>(1, in)));
     ForOutputs(ctx, out, in, n_rows, [&](int64_t o0, int64_t o1) {

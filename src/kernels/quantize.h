@@ -19,10 +19,12 @@ struct ActBlock {
 };
 inline constexpr int64_t kActBlockSize = 32;
 
-// Quantizes `n_rows` rows of `in` floats (`x_stride` apart; `in` a multiple of 32) into
-// `n_rows * in / 32` blocks, row after row. Round to nearest with d = max|x| / 127 per block.
+// Quantizes `n_rows` rows of `in` floats (`x_stride` apart) into `n_rows * in / 32` blocks, row
+// after row. Round to nearest with d = max|x| / 127 over each `scale_block` elements (32, or 256
+// so that the 8 blocks of a K-format super-block share one d and their integer sums can be added
+// before the float conversion); `in` must be a multiple of `scale_block`.
 void QuantizeActivations(const float* x, int64_t n_rows, int64_t x_stride, int64_t in,
-                         ActBlock* out);
+                         ActBlock* out, int64_t scale_block = kActBlockSize);
 
 // Returns true when QuantizeRow writes `dtype` (F32, F16, BF16, Q8_0, Q4_K, Q6_K).
 bool QuantizeSupported(DType dtype);

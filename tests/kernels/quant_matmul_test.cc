@@ -96,7 +96,8 @@ TEST(QuantMatMulTest, EveryIsaMatchesDoubleReference) {
             const QuantWeight w = MakeQuantWeight(dtype, out, in, seed);
             const std::vector<float> x = RandomVector(rows * in, seed + 1);
             std::vector<ActBlock> xq(rows * in / kActBlockSize);
-            QuantizeActivations(x.data(), rows, in, in, xq.data());
+            // MatMul gives each weight block's activations one scale.
+            QuantizeActivations(x.data(), rows, in, in, xq.data(), block);
             std::vector<float> y(rows * out);
             MatMul(ctx, x.data(), rows, in, w.view, y.data(), out);
             for (int64_t r = 0; r < rows; ++r) {
@@ -117,7 +118,8 @@ TEST(QuantMatMulTest, EveryIsaMatchesDoubleReference) {
 }
 
 // The integer kernels against f32 activations: each activation is off by at most d/2 of its
-// block, so |y - exact| <= sum_b d_b / 2 * sum_{i in b} |w[i]| (plus rounding).
+// scale block (one per weight block: 32 or 256 elements), so
+// |y - exact| <= sum_b d_b / 2 * sum_{i in b} |w[i]| (plus rounding).
 TEST(QuantMatMulTest, ActivationQuantizationErrorIsBounded) {
   ThreadPool pool(2);
   for (Isa isa : AvailableIsas()) {
@@ -134,12 +136,13 @@ TEST(QuantMatMulTest, ActivationQuantizationErrorIsBounded) {
           const float* xr = x.data() + r * in;
           const double* wo = w.values.data() + o * in;
           const Expected e = DotF32(xr, wo, in);
+          const int64_t block = DTypeBlockSize(dtype);
           double bound = 0;
-          for (int64_t b = 0; b < in / 32; ++b) {
+          for (int64_t b = 0; b < in / block; ++b) {
             double amax = 0, wsum = 0;
-            for (int i = 0; i < 32; ++i) {
-              amax = std::max(amax, double{std::abs(xr[b * 32 + i])});
-              wsum += std::abs(wo[b * 32 + i]);
+            for (int64_t i = 0; i < block; ++i) {
+              amax = std::max(amax, double{std::abs(xr[b * block + i])});
+              wsum += std::abs(wo[b * block + i]);
             }
             bound += amax / 127 / 2 * wsum;
           }

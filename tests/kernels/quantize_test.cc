@@ -113,24 +113,29 @@ TEST(QuantizeTest, RejectsPartialBlocksAndUnknownTypes) {
 }
 
 TEST(QuantizeTest, ActivationBlocksHoldLevelsAndSums) {
-  const int64_t in = 96, rows = 2, stride = 100;
-  const std::vector<float> x = RandomVector(rows * stride, 9, 3.0f);
-  std::vector<ActBlock> q(rows * in / 32);
-  QuantizeActivations(x.data(), rows, stride, in, q.data());
-  for (int64_t r = 0; r < rows; ++r) {
-    for (int64_t b = 0; b < in / 32; ++b) {
-      const ActBlock& a = q[r * 3 + b];
-      float amax = 0;
-      int sums[2] = {0, 0};
-      for (int i = 0; i < 32; ++i) {
-        const float v = x[r * stride + b * 32 + i];
-        amax = std::max(amax, std::abs(v));
-        ASSERT_LE(std::abs(a.d * a.q[i] - v), a.d / 2 * (1 + 1e-5));
-        sums[i / 16] += a.q[i];
+  for (int64_t scale_block : {32, 256}) {
+    SCOPED_TRACE(scale_block);
+    const int64_t in = 3 * scale_block, rows = 2, stride = in + 4, nb = in / 32;
+    const std::vector<float> x = RandomVector(rows * stride, 9, 3.0f);
+    std::vector<ActBlock> q(rows * nb);
+    QuantizeActivations(x.data(), rows, stride, in, q.data(), scale_block);
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t b = 0; b < nb; ++b) {
+        const ActBlock& a = q[r * nb + b];
+        const int64_t s0 = b * 32 / scale_block * scale_block;
+        float amax = 0;
+        for (int64_t i = 0; i < scale_block; ++i)
+          amax = std::max(amax, std::abs(x[r * stride + s0 + i]));
+        int sums[2] = {0, 0};
+        for (int i = 0; i < 32; ++i) {
+          const float v = x[r * stride + b * 32 + i];
+          ASSERT_LE(std::abs(a.d * a.q[i] - v), a.d / 2 * (1 + 1e-5));
+          sums[i / 16] += a.q[i];
+        }
+        EXPECT_FLOAT_EQ(a.d, amax / 127);
+        EXPECT_EQ(a.sum[0], sums[0]);
+        EXPECT_EQ(a.sum[1], sums[1]);
       }
-      EXPECT_FLOAT_EQ(a.d, amax / 127);
-      EXPECT_EQ(a.sum[0], sums[0]);
-      EXPECT_EQ(a.sum[1], sums[1]);
     }
   }
 }

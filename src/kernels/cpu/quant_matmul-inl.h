@@ -51,6 +51,12 @@ struct FormatQ8_0 {
   }
 };
 
+// The K formats: MatMul gives the 8 activation blocks of a super-block one shared scale
+// (QuantizeActivations with scale_block 256), so the sub-blocks' integer dots, times their
+// integer scales, add up in int32 and meet the float scales once per 256 weights.
+// Bounds: Q4_K |dot lane| <= 4 * 15 * 127, x 63, x 8 sub-blocks < 2^22; Q6_K 4 * 63 * 127, x 127,
+// x 8 groups < 2^25.
+
 struct FormatQ4_K {
   static constexpr int64_t kBlockBytes = 144;
 
@@ -68,27 +74,33 @@ struct FormatQ4_K {
       const float d = LoadHalf(blk);
       const float dmin = LoadHalf(blk + 2);
       const uint8_t* s = blk + 4;
-      float dsc[8], dmn[8];
+      int sc[8], mn[8];
       for (int j = 0; j < 4; ++j) {
-        dsc[j] = d * (s[j] & 63);
-        dmn[j] = dmin * (s[j + 4] & 63);
-        dsc[j + 4] = d * ((s[j + 8] & 0x0F) | ((s[j] >> 6) << 4));
-        dmn[j + 4] = dmin * ((s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4));
+        sc[j] = s[j] & 63;
+        mn[j] = s[j + 4] & 63;
+        sc[j + 4] = (s[j + 8] & 0x0F) | ((s[j] >> 6) << 4);
+        mn[j + 4] = (s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4);
       }
+      __m256i lo[4], hi[4];
       for (int c = 0; c < 4; ++c) {
         const __m256i raw = Load256(blk + 16 + 32 * c);
-        const __m256i lo = _mm256_and_si256(raw, low4);
-        const __m256i hi = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
-        for (int r = 0; r < R; ++r) {
-          const ActBlock& a0 = x[r * nb + 8 * sb + 2 * c];
-          const ActBlock& a1 = x[r * nb + 8 * sb + 2 * c + 1];
-          acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dsc[2 * c] * a0.d),
-                                   _mm256_cvtepi32_ps(DotU8S8(lo, Load256(a0.q))), acc[r]);
-          acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dsc[2 * c + 1] * a1.d),
-                                   _mm256_cvtepi32_ps(DotU8S8(hi, Load256(a1.q))), acc[r]);
-          mins[r] += dmn[2 * c] * a0.d * (a0.sum[0] + a0.sum[1]) +
-                     dmn[2 * c + 1] * a1.d * (a1.sum[0] + a1.sum[1]);
+        lo[c] = _mm256_and_si256(raw, low4);
+        hi[c] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+      }
+      for (int r = 0; r < R; ++r) {
+        const ActBlock* a = x + r * nb + 8 * sb;
+        __m256i isum = _mm256_setzero_si256();
+        int min_sum = 0;
+        for (int c = 0; c < 4; ++c) {
+          isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(DotU8S8(lo[c], Load256(a[2 * c].q)),
+                                                           _mm256_set1_epi32(sc[2 * c])));
+          isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(DotU8S8(hi[c], Load256(a[2 * c + 1].q)),
+                                                           _mm256_set1_epi32(sc[2 * c + 1])));
+          min_sum += mn[2 * c] * (a[2 * c].sum[0] + a[2 * c].sum[1]) +
+                     mn[2 * c + 1] * (a[2 * c + 1].sum[0] + a[2 * c + 1].sum[1]);
         }
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(isum), acc[r]);
+        mins[r] += dmin * a->d * static_cast<float>(min_sum);
       }
     }
     for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]) - mins[r];
@@ -112,35 +124,41 @@ struct FormatQ6_K {
       const uint8_t* blk = w + sb * kBlockBytes;
       const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
       const float d = LoadHalf(blk + 208);
+      // The eight 32-element groups: 4 low bits from ql, 2 high bits from qh.
+      __m256i v[8];
       for (int h = 0; h < 2; ++h) {
         const __m256i ql0 = Load256(blk + 64 * h);
         const __m256i ql1 = Load256(blk + 64 * h + 32);
         const __m256i qh = Load256(blk + 128 + 32 * h);
-        // The four 32-element groups of this half: 4 low bits from ql, 2 high bits from qh.
-        __m256i v[4];
-        v[0] = _mm256_or_si256(_mm256_and_si256(ql0, low4),
-                               _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4));
-        v[1] =
+        v[4 * h] = _mm256_or_si256(_mm256_and_si256(ql0, low4),
+                                   _mm256_slli_epi16(_mm256_and_si256(qh, low2), 4));
+        v[4 * h + 1] =
             _mm256_or_si256(_mm256_and_si256(ql1, low4),
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 2), low2), 4));
-        v[2] =
+        v[4 * h + 2] =
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql0, 4), low4),
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 4), low2), 4));
-        v[3] =
+        v[4 * h + 3] =
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
-        for (int g = 0; g < 4; ++g) {
-          const int s0 = sc[8 * h + 2 * g], s1 = sc[8 * h + 2 * g + 1];
-          // Lanes 0-3 hold elements 0-15 (scale s0), lanes 4-7 elements 16-31 (scale s1).
-          const __m256i scales = _mm256_setr_epi32(s0, s0, s0, s0, s1, s1, s1, s1);
-          for (int r = 0; r < R; ++r) {
-            const ActBlock& a = x[r * nb + 8 * sb + 4 * h + g];
-            const __m256i dot = _mm256_mullo_epi32(DotU8S8(v[g], Load256(a.q)), scales);
-            const float da = d * a.d;
-            acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(da), _mm256_cvtepi32_ps(dot), acc[r]);
-            offsets[r] += da * 32.0f * static_cast<float>(s0 * a.sum[0] + s1 * a.sum[1]);
-          }
+      }
+      // Group g holds elements 32g..32g+31: lanes 0-3 scale sc[2g], lanes 4-7 sc[2g + 1].
+      __m256i scales[8];
+      for (int g = 0; g < 8; ++g)
+        scales[g] = _mm256_setr_epi32(sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g + 1],
+                                      sc[2 * g + 1], sc[2 * g + 1], sc[2 * g + 1]);
+      for (int r = 0; r < R; ++r) {
+        const ActBlock* a = x + r * nb + 8 * sb;
+        __m256i isum = _mm256_setzero_si256();
+        int offset = 0;
+        for (int g = 0; g < 8; ++g) {
+          isum =
+              _mm256_add_epi32(isum, _mm256_mullo_epi32(DotU8S8(v[g], Load256(a[g].q)), scales[g]));
+          offset += sc[2 * g] * a[g].sum[0] + sc[2 * g + 1] * a[g].sum[1];
         }
+        const float da = d * a->d;
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(da), _mm256_cvtepi32_ps(isum), acc[r]);
+        offsets[r] += da * 32.0f * static_cast<float>(offset);
       }
     }
     for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]) - offsets[r];
