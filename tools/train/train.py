@@ -74,7 +74,7 @@ def draw_rows(lengths, bucket, budget, rng):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build-train", help="output folder for tokenizer + checkpoint")
-    ap.add_argument("--steps", type=int, default=2800)
+    ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--batch-tokens", type=int, default=2048, help="padded tokens per step (rows x longest row)")
     ap.add_argument("--long-frac", type=float, default=0.3,
                     help="fraction of steps drawn from the long-prompt (tool) bucket")
