@@ -9,6 +9,7 @@
 
 #include "server/dashboard.h"
 #include "server/generation.h"
+#include "server/peer_socket.h"
 
 namespace clover::server {
 namespace {
@@ -228,11 +229,19 @@ class HttpServer::Impl {
                                           draining_ ? "shutting_down" : "queue_full"));
       }
     }
-    if (gen->stream) return Stream(gen, res);
+    if (gen->stream) return Stream(gen, req, res);
 
+    // A client that hangs up cancels its generation: its connection is looked up once (the
+    // first wait lets short requests finish without the lookup) and polled between waits.
+    int peer = -2;  // -2: not looked up yet, -1: not found
     for (Choice& c : gen->choices) {
-      while (!c.done)
-        for (JobEvent& ev : c.job->Wait(std::chrono::milliseconds(1000))) Apply(c, std::move(ev));
+      while (!c.done) {
+        for (JobEvent& ev : c.job->Wait(kStreamProbeInterval)) Apply(c, std::move(ev));
+        if (c.done) break;
+        if (peer == -2) peer = FindPeerSocket(req.remote_addr, req.remote_port);
+        if (peer >= 0 && PeerClosed(peer))
+          for (Choice& other : gen->choices) other.job->Cancel();
+      }
     }
     for (const Choice& c : gen->choices) {
       if (!c.status.ok())
@@ -246,14 +255,17 @@ class HttpServer::Impl {
   // Server-sent events: a role chunk per choice, then one chunk per decoder step that produced
   // text (a resolved block, or a token for AR), the finish chunks, the optional usage chunk and
   // [DONE]. A failed write (client gone) cancels every choice's generation.
-  void Stream(std::shared_ptr<Generation> gen, httplib::Response& res) {
+  void Stream(std::shared_ptr<Generation> gen, const httplib::Request& req, httplib::Response& res) {
     auto started = std::make_shared<bool>(false);
+    auto peer = std::make_shared<int>(-2);  // the connection's socket; -2: not looked up yet
     res.set_header("Cache-Control", "no-cache");
     res.set_chunked_content_provider(
         "text/event-stream",
-        [gen, started](size_t, httplib::DataSink& sink) {
-          auto send = [&sink](const ojson& obj) {
+        [gen, started, peer, addr = req.remote_addr, port = req.remote_port,
+         last_write = std::make_shared<Clock::time_point>(Clock::now())](size_t, httplib::DataSink& sink) {
+          auto send = [&sink, &last_write](const ojson& obj) {
             const std::string line = "data: " + obj.dump() + "\n\n";
+            *last_write = Clock::now();
             return sink.write(line.data(), line.size());
           };
           if (!*started) {
@@ -263,14 +275,12 @@ class HttpServer::Impl {
             return true;
           }
           bool all_done = true;
-          bool any_event = false;
           for (size_t i = 0; i < gen->choices.size(); ++i) {
             Choice& c = gen->choices[i];
             if (c.done) continue;
             all_done = false;
             const auto wait = gen->choices.size() == 1 ? kStreamProbeInterval : std::chrono::milliseconds(10);
             for (JobEvent& ev : c.job->Wait(wait)) {
-              any_event = true;
               const bool done = ev.done;
               MessageDelta delta = Apply(c, std::move(ev));
               if (done && !c.status.ok()) {
@@ -290,8 +300,14 @@ class HttpServer::Impl {
             sink.done();
             return true;
           }
-          if (!any_event) {
+          // A closed connection is seen on its socket at once; a failed write of the periodic
+          // probe catches it where the socket could not be found. Passes that produce no text
+          // write nothing, so the probe goes by the time of the last write.
+          if (*peer == -2) *peer = FindPeerSocket(addr, port);
+          if (*peer >= 0 && PeerClosed(*peer)) return false;
+          if (Clock::now() - *last_write >= kStreamProbeInterval) {
             static const char kProbe[] = ": ping\n\n";
+            *last_write = Clock::now();
             return sink.write(kProbe, sizeof kProbe - 1);
           }
           return true;
