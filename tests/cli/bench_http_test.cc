@@ -11,10 +11,13 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_test_util.h"
+
 namespace clover::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RunClover;
 
 const fs::path kDemo = fs::path(CLOVER_SOURCE_DIR) / "models" / "clover-demo";
 
@@ -61,18 +64,6 @@ class ServerProcess {
   FILE* out_ = nullptr;
 };
 
-std::pair<int, std::string> Clover(const std::string& args) {
-  const std::string cmd = std::string(CLOVER_BINARY) + " " + args + " 2>&1 </dev/null";
-  std::string out;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return {-1, out};
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
-
 TEST(BenchHttpTest, PairedDiffusionVersusArOnTheDemoServer) {
   if (!fs::exists(kDemo / "config.json")) GTEST_SKIP() << "models/clover-demo is not there";
   ServerProcess server;
@@ -86,12 +77,12 @@ TEST(BenchHttpTest, PairedDiffusionVersusArOnTheDemoServer) {
       << "\n";
   }
   const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
-  const auto [rc, out] = Clover("bench-http --url " + url + " --workload " + workload.string() +
+  const auto [rc, out, err] = RunClover("bench-http --url " + url + " --workload " + workload.string() +
                                 " --extra-a '{\"clover\": {\"decoder\": \"diffusion\"}}'" +
                                 " --extra-b '{\"clover\": {\"decoder\": \"ar\"}}'" +
                                 " --concurrency 2 --repeat 2 --tokenizer " + kDemo.string() + " --json");
-  ASSERT_EQ(rc, 0) << out;
-  const nlohmann::json j = nlohmann::json::parse(out.substr(out.find('{')));
+  ASSERT_EQ(rc, 0) << out << err;
+  const nlohmann::json j = nlohmann::json::parse(out);
   EXPECT_EQ(j["requests_per_variant"], 4);
   for (const char* v : {"a", "b"}) {
     EXPECT_EQ(j[v]["requests"], 4) << v;
@@ -106,10 +97,10 @@ TEST(BenchHttpTest, PairedDiffusionVersusArOnTheDemoServer) {
   EXPECT_GT(j["ratio_b_over_a"]["geomean"].get<double>(), 0.0);
 
   // A server that is not there: a clear failure, not a hang.
-  const auto [rc2, out2] = Clover("bench-http --url http://127.0.0.1:1 --workload " + workload.string() +
+  const auto [rc2, out2, err2] = RunClover("bench-http --url http://127.0.0.1:1 --workload " + workload.string() +
                                   " --tokenizer " + kDemo.string() + " --timeout 5");
   EXPECT_NE(rc2, 0);
-  EXPECT_NE(out2.find("failed"), std::string::npos) << out2;
+  EXPECT_NE(err2.find("failed"), std::string::npos) << err2;
   fs::remove(workload);
 }
 

@@ -9,26 +9,16 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli/cli_test_util.h"
+
 namespace clover::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RunClover;
+using testing::RunResult;
 
 const fs::path kDemo = fs::path(CLOVER_SOURCE_DIR) / "models" / "clover-demo";
-
-// Runs the clover binary with `args`; returns its exit code and stdout (+ stderr when asked).
-std::pair<int, std::string> Clover(const std::string& args, bool with_stderr = false) {
-  const std::string cmd = std::string("CLOVER_NO_PROGRESS=1 ") + CLOVER_BINARY + " " + args +
-                          (with_stderr ? " 2>&1" : " 2>/dev/null") + " </dev/null";
-  std::string out;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return {-1, out};
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 bool DemoPresent() {
   return fs::exists(kDemo / "model.safetensors") && fs::exists(kDemo / "eval_tasks.jsonl");
@@ -49,7 +39,7 @@ TEST(EvalCommandTest, DemoSubsetRowsAndArAccuracyFloor) {
       if (task == "fixed" || task == "count") f << line << "\n";
     }
   }
-  const auto [rc, out] = Clover("eval " + kDemo.string() + " --suite " + suite.string() +
+  const auto [rc, out, err] = RunClover("eval " + kDemo.string() + " --suite " + suite.string() +
                                 " --limit 24 --json --threads 2 --decoders ar,diffusion "
                                 "--thresholds 0.95 --blocks 8,32");
   fs::remove(suite);
@@ -92,10 +82,10 @@ TEST(EvalCommandTest, MalformedSuiteNamesFileAndLine) {
     f << R"({"task": "t", "messages": [{"role": "user", "content": "hi"}]})"
       << "\n";
   }
-  auto [rc, out] = Clover("eval " + kDemo.string() + " --suite " + suite.string(), true);
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find(suite.string() + ":2"), std::string::npos) << out;
-  EXPECT_NE(out.find("answer"), std::string::npos) << out;
+  RunResult r = RunClover("eval " + kDemo.string() + " --suite " + suite.string());
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find(suite.string() + ":2"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("answer"), std::string::npos) << r.err;
 
   // A "prompt" that the model's chat template does not reproduce is refused, not silently used.
   {
@@ -104,9 +94,9 @@ TEST(EvalCommandTest, MalformedSuiteNamesFileAndLine) {
       << R"("enable_thinking": false, "prompt": "not the template's rendering"})"
       << "\n";
   }
-  std::tie(rc, out) = Clover("eval " + kDemo.string() + " --suite " + suite.string(), true);
-  EXPECT_NE(rc, 0);
-  EXPECT_NE(out.find(suite.string() + ":1"), std::string::npos) << out;
+  r = RunClover("eval " + kDemo.string() + " --suite " + suite.string());
+  EXPECT_NE(r.rc, 0);
+  EXPECT_NE(r.err.find(suite.string() + ":1"), std::string::npos) << r.err;
   fs::remove(suite);
 }
 

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_test_util.h"
 #include "io/safetensors.h"
 
 namespace clover::cli {
@@ -19,34 +20,11 @@ namespace {
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
+using testing::RunClover;
+using testing::RunResult;
 
 const std::string kGolden = std::string(CLOVER_SHARED_DIR) + "/golden/";
 const std::string kShipped = std::string(CLOVER_SOURCE_DIR) + "/models/clover-tiny-random";
-
-struct RunResult {
-  int rc = -1;
-  std::string out;
-  std::string err;
-};
-
-RunResult RunClover(const std::string& args) {
-  const fs::path err_file = fs::temp_directory_path() / ("clover_cli_err_" + std::to_string(::getpid()));
-  const std::string cmd = std::string("CLOVER_NO_PROGRESS=1 ") + CLOVER_BINARY + " " + args + " 2>" + err_file.string();
-  RunResult r;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  const int status = ::pclose(pipe);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream in(err_file);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  r.err = ss.str();
-  fs::remove(err_file);
-  return r;
-}
 
 json RunJson(const std::string& args) {
   RunResult r = RunClover(args);

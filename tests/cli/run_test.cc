@@ -1,7 +1,6 @@
 // `clover run --prompt` on the embedded demo model (models/clover-demo), and `clover logits
 // --block` on the clover-tiny golden.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -10,34 +9,23 @@
 #include <regex>
 #include <string>
 
+#include "cli/cli_test_util.h"
+
 namespace clover::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::RunClover;
 
 const fs::path kDemo = fs::path(CLOVER_SOURCE_DIR) / "models" / "clover-demo";
-
-// Runs the clover binary with `args`; returns its exit code and stdout (stderr discarded).
-std::pair<int, std::string> Clover(const std::string& args) {
-  const std::string cmd =
-      std::string("CLOVER_NO_PROGRESS=1 ") + CLOVER_BINARY + " " + args + " 2>/dev/null </dev/null";
-  std::string out;
-  FILE* pipe = ::popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return {-1, out};
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-  const int status = ::pclose(pipe);
-  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
 
 TEST(RunCommandTest, DemoModelAnswersAndPrintsStats) {
   if (!fs::exists(kDemo / "config.json") || !fs::exists(kDemo / "tokenizer.json"))
     GTEST_SKIP() << "models/clover-demo is not there yet (config.json + tokenizer.json)";
   for (const char* decoder : {"diffusion", "ar"}) {
-    const auto [rc, out] =
-        Clover("run " + kDemo.string() + " --prompt 'What is the capital of France?' --no-think " +
-               "--max-tokens 24 --decoder " + decoder);
+    const auto [rc, out, err] =
+        RunClover("run " + kDemo.string() + " --prompt 'What is the capital of France?' --no-think " +
+                  "--max-tokens 24 --decoder " + decoder);
     EXPECT_EQ(rc, 0) << decoder;
     const std::regex stats(
         R"(\[(\d+) tokens, \d+ blocks, (\d+) passes \(\d+ preview \+ \d+ commit.*\), [0-9.]+ tokens/pass, [0-9.]+ tok/s)");
@@ -51,7 +39,7 @@ TEST(RunCommandTest, DemoModelAnswersAndPrintsStats) {
 }
 
 TEST(RunCommandTest, MissingModelIsAClearError) {
-  const auto [rc, out] = Clover("run /nonexistent/model --prompt hi");
+  const auto [rc, out, err] = RunClover("run /nonexistent/model --prompt hi");
   // 1 or 2 from ReportError, not CLI11's usage codes (>= 100) and not a crash (-1).
   EXPECT_TRUE(rc == 1 || rc == 2) << rc;
 }
@@ -68,9 +56,9 @@ TEST(LogitsBlockTest, PreviewMatchesCloverTinyGolden) {
     block += (block.empty() ? "" : ",") + std::to_string(id == 511 ? -1 : id);
   const fs::path out =
       fs::temp_directory_path() / ("clover_preview_" + std::to_string(::getpid()) + ".json");
-  const auto [rc, unused] =
-      Clover("logits " + dir + "model-f32.gguf --ids " + prefix + " --block " + block +
-             " --preview-gdn causal --out " + out.string());
+  const int rc = RunClover("logits " + dir + "model-f32.gguf --ids " + prefix + " --block " + block +
+                           " --preview-gdn causal --out " + out.string())
+                     .rc;
   ASSERT_EQ(rc, 0);
   std::ifstream got_in(out);
   const nlohmann::json got = nlohmann::json::parse(got_in);
