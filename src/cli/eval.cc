@@ -395,12 +395,7 @@ void RegisterEvalCommand(CLI::App& app) {
   cmd->add_option("--blocks", opts->blocks, "diffusion block sizes (default 8,16,32)");
   cmd->add_option("--limit", opts->limit, "first N tasks only (default: all)");
   cmd->add_option("--max-tokens", opts->max_tokens, "generated tokens per answer (default 128)");
-  cmd->add_option("--frontier-floor", opts->frontier.floor,
-                  "frontier: confidence floor of stride rows (default 0.7)");
-  cmd->add_option("--frontier-iters", opts->frontier.target_iters,
-                  "frontier: passes a block should take (default 8)");
-  cmd->add_flag("--fused-commit", opts->fuse_commit,
-                "diffusion: run each commit with the next block's first preview in one forward");
+  AddBlockDecoderOptions(cmd, &opts->frontier, &opts->fuse_commit);
   cmd->add_flag("--json", opts->json, "print the rows as JSON");
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {

@@ -81,4 +81,13 @@ void AddThreadsOption(CLI::App* cmd, int* threads) {
   cmd->add_option("--threads", *threads, "worker threads (default: one per core)");
 }
 
+void AddBlockDecoderOptions(CLI::App* cmd, decode::FrontierParams* frontier, bool* fuse_commit) {
+  cmd->add_option("--frontier-floor", frontier->floor,
+                  "frontier: confidence floor of stride rows (default 0.7)");
+  cmd->add_option("--frontier-iters", frontier->target_iters,
+                  "frontier: passes a block should take (default 8)");
+  cmd->add_flag("--fused-commit", *fuse_commit,
+                "diffusion: run each commit with the next block's first preview in one forward");
+}
+
 }  // namespace clover::cli

@@ -9,6 +9,7 @@
 
 #include "core/status.h"
 #include "core/thread_pool.h"
+#include "decode/decoder.h"
 #include "kernels/kernel_context.h"
 #include "model/model.h"
 #include "model/weights.h"
@@ -45,5 +46,9 @@ Result<model::ForwardLogits> AppendTokens(Engine& engine, model::SequenceState& 
 
 // Adds `--threads N` to `cmd`.
 void AddThreadsOption(CLI::App* cmd, int* threads);
+
+// Adds the block decoders' options to `cmd`: `--frontier-floor`, `--frontier-iters` and
+// `--fused-commit`.
+void AddBlockDecoderOptions(CLI::App* cmd, decode::FrontierParams* frontier, bool* fuse_commit);
 
 }  // namespace clover::cli

@@ -223,12 +223,7 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_option("--block", opts->block, "block size 8, 16 or 32 (default: the model's)");
   cmd->add_option("--temperature", opts->temperature, "sampling temperature (default 0 = greedy)");
   cmd->add_option("--seed", opts->seed, "sampling seed");
-  cmd->add_option("--frontier-floor", opts->frontier.floor,
-                  "frontier: confidence floor of stride rows (default 0.7)");
-  cmd->add_option("--frontier-iters", opts->frontier.target_iters,
-                  "frontier: passes a block should take (default 8)");
-  cmd->add_flag("--fused-commit", opts->fuse_commit,
-                "diffusion: run each commit with the next block's first preview in one forward");
+  AddBlockDecoderOptions(cmd, &opts->frontier, &opts->fuse_commit);
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {
     Status s = RunChat(*opts);
