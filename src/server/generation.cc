@@ -236,8 +236,6 @@ ojson UsageChunkJson(const Generation& g) {
           {"usage", UsageOf(g)}};
 }
 
-ojson UsageJson(const Generation& g) { return UsageOf(g); }
-
 ojson ResponseJson(const Generation& g) {
   ojson choices = ojson::array();
   for (size_t i = 0; i < g.choices.size(); ++i) {

@@ -61,7 +61,6 @@ nlohmann::ordered_json ChunkJson(const Generation& g, size_t index, const Messag
                                  bool first, bool finish);
 nlohmann::ordered_json UsageChunkJson(const Generation& g);
 nlohmann::ordered_json ResponseJson(const Generation& g);
-nlohmann::ordered_json UsageJson(const Generation& g);
 
 // "stop", "length" or "tool_calls".
 std::string FinishReason(const Choice& choice);

@@ -20,8 +20,7 @@ std::vector<JobEvent> Job::Wait(std::chrono::milliseconds timeout) {
 }
 
 Scheduler::Scheduler(const model::Model& model, int slots, int queue_capacity, Metrics* metrics)
-    : model_(model),
-      slots_(slots),
+    : slots_(slots),
       queue_capacity_(static_cast<size_t>(queue_capacity)),
       metrics_(metrics),
       runner_(model) {

@@ -74,13 +74,10 @@ class Scheduler {
   // and are cancelled then. Joins the worker.
   void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
 
-  int slots() const { return slots_; }
-
  private:
   void WorkerLoop();
   void PublishQueue();  // metrics_ gauges; caller holds mu_
 
-  const model::Model& model_;
   const int slots_;
   const size_t queue_capacity_;
   Metrics* metrics_;
