@@ -1,5 +1,6 @@
 // `clover bench [MODEL | --random NAME] [--threads N] [--json]`: prefill, decode and N-row
-// append timings of the CPU forward.
+// append timings of the CPU forward, with the bytes decode and the append pass read and the
+// memory bandwidth (triad) of the same threads, so each time can be set against its limit.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -8,6 +9,8 @@
 
 #include "cli/command.h"
 #include "cli/model_cli.h"
+#include "cli/pass_bytes.h"
+#include "core/memory_bandwidth.h"
 #include "model/random_weights.h"
 
 namespace clover::cli {
@@ -20,6 +23,7 @@ struct BenchOptions {
   int threads = 0;
   int reps = 3;
   int64_t rows = 32;
+  int64_t triad_mib = 128;
   bool json = false;
 };
 
@@ -52,9 +56,10 @@ Status RunBench(const BenchOptions& opts) {
   if (opts.model.empty() == opts.random.empty()) {
     return InvalidArgument("bench: give either MODEL or --random NAME (tiny, medium)");
   }
-  if (opts.reps < 1 || opts.rows < 1) {
-    return InvalidArgument("bench: --reps " + std::to_string(opts.reps) + " and --rows " +
-                           std::to_string(opts.rows) + " must be >= 1");
+  if (opts.reps < 1 || opts.rows < 1 || opts.triad_mib < 1) {
+    return InvalidArgument("bench: --reps " + std::to_string(opts.reps) + ", --rows " +
+                           std::to_string(opts.rows) + " and --triad-mib " +
+                           std::to_string(opts.triad_mib) + " must be >= 1");
   }
   std::unique_ptr<Engine> engine;
   std::string name = opts.model;
@@ -76,7 +81,11 @@ Status RunBench(const BenchOptions& opts) {
     CLOVER_ASSIGN_OR_RETURN(engine, LoadEngine(opts.model, opts.threads));
   }
   const int64_t vocab = engine->model->config().vocab_size;
+  const model::ModelWeights& weights = engine->model->weights();
   model::SequenceState seq = engine->model->NewSequence();
+  // First, while no model pages compete for the cache: the arrays are freed before the forward.
+  const TriadBandwidth bw =
+      MeasureTriadBandwidth(*engine->pool, static_cast<uint64_t>(opts.triad_mib) << 20, 5);
 
   auto prefill = [&](int64_t n) -> Result<double> {
     const std::vector<int32_t> ids = Ids(n, vocab, n);
@@ -90,50 +99,99 @@ Status RunBench(const BenchOptions& opts) {
   CLOVER_ASSIGN_OR_RETURN(double pp512, prefill(512));
 
   // Decode and the N-row pass continue from a 64-token prompt.
-  const std::vector<int32_t> prompt = Ids(64, vocab, 7);
+  constexpr int64_t kPrompt = 64;
+  const std::vector<int32_t> prompt = Ids(kPrompt, vocab, 7);
   seq.Reset();
-  CLOVER_TRY(AppendTokens(*engine, seq, prompt, {63}).status());
+  CLOVER_TRY(AppendTokens(*engine, seq, prompt, {kPrompt - 1}).status());
   const model::SequenceSnapshot after_prompt = seq.Snapshot();
   constexpr int64_t kDecode = 32;
   const std::vector<int32_t> steps = Ids(kDecode, vocab, 9);
+  // Every repetition decodes the same ids, so the experts the last one ran are each one's.
+  std::vector<std::vector<int>> step_distinct(kDecode);
   CLOVER_ASSIGN_OR_RETURN(double t_tg, BestOf(opts.reps, [&]() -> Result<model::ForwardLogits> {
                             seq.Restore(after_prompt);
                             Result<model::ForwardLogits> out = InvalidArgument("no steps");
-                            for (int32_t id : steps) {
-                              out = AppendTokens(*engine, seq, {id}, {0});
+                            for (int64_t i = 0; i < kDecode; ++i) {
+                              out = AppendTokens(*engine, seq, {steps[i]}, {0});
                               if (!out.ok()) return out;
+                              step_distinct[i] = out->distinct_experts;
                             }
                             return out;
                           }));
+  PassBytes tg_bytes;
+  double tg_distinct = 0;
+  for (int64_t i = 0; i < kDecode; ++i) {
+    const PassBytes b = CountPassBytes(weights, step_distinct[i], kPrompt + i, 1, 1);
+    tg_bytes.weights += b.weights;
+    tg_bytes.state += b.state;
+    for (int d : step_distinct[i]) tg_distinct += d;
+  }
   const std::vector<int32_t> block = Ids(opts.rows, vocab, 11);
   std::vector<int64_t> all_rows(opts.rows);
   for (int64_t i = 0; i < opts.rows; ++i) all_rows[i] = i;
+  std::vector<int> append_distinct;
   CLOVER_ASSIGN_OR_RETURN(double t_rows, BestOf(opts.reps, [&] {
                             seq.Restore(after_prompt);
-                            return AppendTokens(*engine, seq, block, all_rows);
+                            Result<model::ForwardLogits> out =
+                                AppendTokens(*engine, seq, block, all_rows);
+                            if (out.ok()) append_distinct = out->distinct_experts;
+                            return out;
                           }));
+  const PassBytes append_bytes =
+      CountPassBytes(weights, append_distinct, kPrompt, opts.rows, opts.rows);
 
   const double tg = kDecode / t_tg;
+  const double step_bytes = static_cast<double>(tg_bytes.total()) / kDecode;
+  const double tg_limit = bw.bytes_per_second / step_bytes;
+  const double append_limit_s = static_cast<double>(append_bytes.total()) / bw.bytes_per_second;
+  const int moe_layers = static_cast<int>(std::count_if(
+      weights.layers.begin(), weights.layers.end(),
+      [](const model::LayerWeights& l) { return !l.moe.expert_gate.empty(); }));
+  const double tg_distinct_per_layer = tg_distinct / kDecode / std::max(1, moe_layers);
   const std::string isa = IsaName(engine->table->isa);
   if (opts.json) {
     nlohmann::json j = {{"model", name},
                         {"threads", engine->pool->size()},
                         {"isa", isa},
+                        {"triad_gb_s", bw.bytes_per_second * 1e-9},
+                        {"triad_array_bytes", bw.array_bytes},
                         {"pp64_tok_s", pp64},
                         {"pp512_tok_s", pp512},
                         {"tg32_tok_s", tg},
+                        {"tg32_bytes_per_step", step_bytes},
+                        {"tg32_weight_bytes_per_step", static_cast<double>(tg_bytes.weights) / kDecode},
+                        {"tg32_state_bytes_per_step", static_cast<double>(tg_bytes.state) / kDecode},
+                        {"tg32_distinct_experts_per_layer", tg_distinct_per_layer},
+                        {"tg32_limit_tok_s", tg_limit},
+                        {"tg32_of_limit", tg / tg_limit},
                         {"append_rows", opts.rows},
-                        {"append_ms", t_rows * 1e3}};
+                        {"append_ms", t_rows * 1e3},
+                        {"append_distinct_experts", append_distinct},
+                        {"append_bytes", append_bytes.total()},
+                        {"append_weight_bytes", append_bytes.weights},
+                        {"append_state_bytes", append_bytes.state},
+                        {"append_limit_ms", append_limit_s * 1e3},
+                        {"append_of_limit", append_limit_s / t_rows},
+                        {"append_per_step", t_rows * tg}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("model    %s\nthreads  %d\nisa      %s\n", name.c_str(), engine->pool->size(),
                 isa.c_str());
-    std::printf("%-22s %12s\n", "test", "result");
-    std::printf("%-22s %10.1f tok/s\n", "pp64", pp64);
-    std::printf("%-22s %10.1f tok/s\n", "pp512", pp512);
-    std::printf("%-22s %10.1f tok/s\n", "tg32", tg);
-    std::printf("%-22s %10.2f ms\n", ("append " + std::to_string(opts.rows) + " rows").c_str(),
-                t_rows * 1e3);
+    std::printf("triad    %.1f GB/s (3 arrays of %.0f MiB)\n", bw.bytes_per_second * 1e-9,
+                static_cast<double>(bw.array_bytes) / (1 << 20));
+    std::printf("%-18s %16s %12s %16s %9s\n", "test", "result", "MB/pass", "limit", "of limit");
+    std::printf("%-18s %10.1f tok/s\n", "pp64", pp64);
+    std::printf("%-18s %10.1f tok/s\n", "pp512", pp512);
+    std::printf("%-18s %10.1f tok/s %12.1f %10.1f tok/s %8.0f%%\n", "tg32", tg, step_bytes * 1e-6,
+                tg_limit, 100.0 * tg / tg_limit);
+    std::printf("%-18s %13.2f ms %12.1f %13.2f ms %8.0f%%\n",
+                ("append " + std::to_string(opts.rows) + " rows").c_str(), t_rows * 1e3,
+                static_cast<double>(append_bytes.total()) * 1e-6, append_limit_s * 1e3,
+                100.0 * append_limit_s / t_rows);
+    std::printf("append / decode step: %.2fx; distinct experts per layer: decode %.1f, append",
+                t_rows * tg, tg_distinct_per_layer);
+    for (int d : append_distinct) std::printf(" %d", d);
+    std::printf("\n");
   }
   return Status::Ok();
 }
@@ -143,12 +201,16 @@ Status RunBench(const BenchOptions& opts) {
 void RegisterBenchCommand(CLI::App& app) {
   auto opts = std::make_shared<BenchOptions>();
   CLI::App* cmd = app.add_subcommand(
-      "bench", "measure prefill (pp64, pp512), decode (tg32) and one N-row pass");
+      "bench",
+      "measure prefill (pp64, pp512), decode (tg32) and one N-row pass, the bytes decode and the "
+      "pass read, and the memory bandwidth (triad) of the same threads");
   cmd->add_option("model", opts->model, "GGUF file, .safetensors file or model directory");
   cmd->add_option("--random", opts->random, "benchmark a random model instead: tiny or medium");
   cmd->add_option("--dtype", opts->dtype, "weight dtype of --random: f32, bf16 (default) or f16");
   cmd->add_option("--rows", opts->rows, "rows of the single append pass (default 32)");
   cmd->add_option("--reps", opts->reps, "timed repetitions, best kept (default 3)");
+  cmd->add_option("--triad-mib", opts->triad_mib,
+                  "MiB per array of the bandwidth triad, well above the L3 (default 128)");
   cmd->add_flag("--json", opts->json, "print JSON");
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {
