@@ -3,7 +3,6 @@
 #include "cli/gguf_export.h"
 
 #include <cstring>
-#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -110,6 +109,13 @@ std::vector<OutTensor> OutputTensors(const model::ModelWeights& w) {
   return out;
 }
 
+// The part of the model (gguf_export.h ModelPartFn) that canonical tensor `name` belongs to:
+// 1 + i for "blk.{i}.*", else 0.
+int PartOf(const std::string& name) {
+  if (name.rfind("blk.", 0) != 0) return 0;
+  return 1 + std::stoi(name.substr(4));
+}
+
 // The `<arch>.*` hyper-parameter keys of architecture.md §4 (as ConfigFromGguf reads them).
 void AddHparams(const model::ModelConfig& c, const std::string& arch, io::GgufWriter& g) {
   const std::string p = arch + ".";
@@ -172,40 +178,69 @@ Result<TypePolicy> TypePolicyFromName(const std::string& name) {
 
 Status WriteModelGguf(const model::ModelWeights& w, TypePolicy policy, const std::string& arch,
                       const std::string& name, const std::string& path) {
+  return WriteModelGguf(w, [&w](int) -> Result<const model::ModelWeights*> { return &w; }, policy,
+                        arch, name, path);
+}
+
+Status WriteModelGguf(const model::ModelWeights& layout, const ModelPartFn& parts,
+                      TypePolicy policy, const std::string& arch, const std::string& name,
+                      const std::string& path) {
   if (arch != "qwen35moe" && arch != "clover_moe")
     return InvalidArgument("--arch: '" + arch + "', expected qwen35moe or clover_moe");
   io::GgufWriter g;
-  AddHparams(w.config, arch, g);
+  AddHparams(layout.config, arch, g);
   g.AddKv("general.name", io::GgufValue::String(name));
-  const std::vector<OutTensor> tensors = OutputTensors(w);
-  // The writer copies tensor bytes when it writes the file, so the converted buffers live until
-  // then (docs/formats.md, "clover convert": peak memory is the output, not the source).
-  std::deque<std::vector<uint8_t>> buffers;
-  Progress progress("convert", tensors.size());
+  // Every tensor is declared before any data: the header holds their shapes and offsets.
+  const std::vector<OutTensor> tensors = OutputTensors(layout);
+  std::vector<DType> dtypes;
+  uint64_t total_bytes = 0;
+  for (const OutTensor& t : tensors) {
+    const TensorView& first = t.parts.front();
+    dtypes.push_back(TargetType(policy, t.name, first));
+    std::vector<int64_t> shape = first.shape;
+    if (t.parts.size() > 1) shape.insert(shape.begin(), static_cast<int64_t>(t.parts.size()));
+    CLOVER_TRY(g.DeclareTensor(GgufName(t.name), dtypes.back(), shape));
+    total_bytes += *DTypeBytes(dtypes.back(), static_cast<uint64_t>(first.numel())) * t.parts.size();
+  }
+  CLOVER_TRY(g.Begin(path));
+  // One buffer, grown to the largest re-typed tensor: the only copy of output data in memory.
+  std::vector<uint8_t> buffer;
+  std::map<std::string, OutTensor> part_tensors;
+  int part = -1;
+  uint64_t done = 0;
+  Progress progress("write", total_bytes);
   for (size_t i = 0; i < tensors.size(); ++i) {
     const OutTensor& t = tensors[i];
-    const TensorView& first = t.parts.front();
-    const DType dtype = TargetType(policy, t.name, first);
-    const uint64_t part_bytes = *DTypeBytes(dtype, static_cast<uint64_t>(first.numel()));
-    TensorView view;
-    view.dtype = dtype;
-    view.shape = first.shape;
-    if (t.parts.size() > 1)
-      view.shape.insert(view.shape.begin(), static_cast<int64_t>(t.parts.size()));
-    view.nbytes = part_bytes * t.parts.size();
-    if (t.parts.size() == 1 && first.dtype == dtype) {
-      view.data = first.data;  // unchanged: the writer reads the source mapping
-    } else {
-      std::vector<uint8_t>& buf = buffers.emplace_back(view.nbytes);
-      for (size_t e = 0; e < t.parts.size(); ++e)
-        CLOVER_TRY(Retype(t.parts[e], dtype, buf.data() + e * part_bytes, t.name));
-      view.data = buf.data();
+    if (PartOf(t.name) != part) {
+      part = PartOf(t.name);
+      CLOVER_ASSIGN_OR_RETURN(const model::ModelWeights* pw, parts(part));
+      part_tensors.clear();
+      for (OutTensor& o : OutputTensors(*pw))
+        if (PartOf(o.name) == part) part_tensors.emplace(o.name, std::move(o));
     }
-    CLOVER_TRY(g.AddTensor(GgufName(t.name), view));
-    progress.Update(i + 1);
+    auto found = part_tensors.find(t.name);
+    if (found == part_tensors.end() || found->second.parts.size() != t.parts.size() ||
+        found->second.parts.front().shape != t.parts.front().shape) {
+      return Internal("GGUF export: part " + std::to_string(part) + " does not hold tensor '" +
+                      t.name + "' as the layout declares it");
+    }
+    const std::vector<TensorView>& src = found->second.parts;
+    const DType dtype = dtypes[i];
+    const uint64_t part_bytes = *DTypeBytes(dtype, static_cast<uint64_t>(src.front().numel()));
+    const uint64_t nbytes = part_bytes * src.size();
+    if (src.size() == 1 && src.front().dtype == dtype) {
+      CLOVER_TRY(g.WriteTensor(GgufName(t.name), src.front().data, nbytes));  // straight from the source
+    } else {
+      buffer.resize(nbytes);
+      for (size_t e = 0; e < src.size(); ++e)
+        CLOVER_TRY(Retype(src[e], dtype, buffer.data() + e * part_bytes, t.name));
+      CLOVER_TRY(g.WriteTensor(GgufName(t.name), buffer.data(), nbytes));
+    }
+    done += nbytes;
+    progress.Update(done);
   }
   progress.Finish();
-  return g.WriteFile(path);
+  return g.Finish();
 }
 
 }  // namespace clover::cli

@@ -2,6 +2,7 @@
 // their GGUF names, experts stacked, each tensor re-typed by a --type policy (docs/formats.md).
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "core/status.h"
@@ -20,8 +21,21 @@ inline constexpr const char* kTypePolicyHelp =
 Result<TypePolicy> TypePolicyFromName(const std::string& name);
 
 // Writes `w` to `path` as a GGUF of architecture `arch` (qwen35moe or clover_moe) with the
-// `<arch>.*` hyper-parameter keys and `general.name` = `name`.
+// `<arch>.*` hyper-parameter keys and `general.name` = `name`, streaming tensor by tensor: memory
+// beyond `w` is the largest re-typed tensor (tensors that keep their type need none).
 Status WriteModelGguf(const model::ModelWeights& w, TypePolicy policy, const std::string& arch,
                       const std::string& name, const std::string& path);
+
+// The data of a model given part by part, so that only one part need be in memory: part 0 holds
+// the embeddings, final norm and head, part 1 + i layer i. Returns weights that hold part `p`'s
+// tensors with the layout's shapes (other tensors may be empty), valid until the next call.
+// Parts are asked for in increasing order.
+using ModelPartFn = std::function<Result<const model::ModelWeights*>(int p)>;
+
+// As above for a model whose tensor names, shapes and dtypes are `layout`'s (its data is not
+// read) and whose data comes from `parts`.
+Status WriteModelGguf(const model::ModelWeights& layout, const ModelPartFn& parts,
+                      TypePolicy policy, const std::string& arch, const std::string& name,
+                      const std::string& path);
 
 }  // namespace clover::cli

@@ -1,8 +1,8 @@
 // GgufWriter: little-endian serialization of the GGUF v3 layout.
 #include "io/gguf_writer.h"
 
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 
 namespace clover::io {
@@ -47,11 +47,14 @@ void PutValue(std::vector<uint8_t>& out, const GgufValue& v) {
   }
 }
 
-void PadTo(std::vector<uint8_t>& out, uint64_t alignment) {
-  out.resize((out.size() + alignment - 1) / alignment * alignment, 0);
-}
-
 }  // namespace
+
+GgufWriter::~GgufWriter() {
+  if (file_ != nullptr) {
+    std::fclose(file_);
+    std::remove(path_.c_str());
+  }
+}
 
 void GgufWriter::AddKv(std::string key, GgufValue value) {
   if (key == "general.alignment") {
@@ -60,26 +63,44 @@ void GgufWriter::AddKv(std::string key, GgufValue value) {
   kv_.emplace_back(std::move(key), std::move(value));
 }
 
-Status GgufWriter::AddTensor(std::string name, const TensorView& view) {
-  const std::optional<uint32_t> type = GgmlTypeFromDType(view.dtype);
+Status GgufWriter::DeclareTensor(std::string name, DType dtype, std::vector<int64_t> shape) {
+  if (file_ != nullptr || next_ > 0) {
+    return FailedPrecondition("GGUF writer: tensor '" + name + "' declared after Begin('" + path_ +
+                              "') wrote the tensor infos");
+  }
+  const std::optional<uint32_t> type = GgmlTypeFromDType(dtype);
   if (!type) {
-    return Unimplemented("GGUF writer: tensor '" + name + "' has dtype " + DTypeName(view.dtype) +
+    return Unimplemented("GGUF writer: tensor '" + name + "' has dtype " + DTypeName(dtype) +
                          ", which GGUF cannot store");
   }
-  if (view.shape.empty() || view.shape.size() > 4) {
-    return InvalidArgument("GGUF writer: tensor '" + name + "' has shape " + ShapeToString(view.shape) +
-                           ", expected 1 to 4 dimensions");
+  if (shape.empty() || shape.size() > 4 ||
+      std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d <= 0; })) {
+    return InvalidArgument("GGUF writer: tensor '" + name + "' has shape " + ShapeToString(shape) +
+                           ", expected 1 to 4 positive dimensions");
   }
-  const std::optional<uint64_t> nbytes = DTypeBytes(view.dtype, static_cast<uint64_t>(view.numel()));
-  if (!nbytes || *nbytes != view.nbytes) {
-    return InvalidArgument("GGUF writer: tensor '" + name + "' shape " + ShapeToString(view.shape) + " x " +
-                           DTypeName(view.dtype) + " does not match its " + std::to_string(view.nbytes) + " bytes");
+  uint64_t numel = 1;
+  for (int64_t d : shape) numel *= static_cast<uint64_t>(d);
+  const std::optional<uint64_t> nbytes = DTypeBytes(dtype, numel);
+  if (!nbytes) {
+    return InvalidArgument("GGUF writer: tensor '" + name + "' shape " + ShapeToString(shape) +
+                           " is not a whole number of " + DTypeName(dtype) + " blocks");
   }
-  tensors_.push_back({std::move(name), view, *type});
+  tensors_.push_back({std::move(name), dtype, std::move(shape), *type, *nbytes, nullptr});
   return Status::Ok();
 }
 
-Result<std::vector<uint8_t>> GgufWriter::Serialize() const {
+Status GgufWriter::AddTensor(std::string name, const TensorView& view) {
+  const std::optional<uint64_t> nbytes = DTypeBytes(view.dtype, static_cast<uint64_t>(view.numel()));
+  if (nbytes && *nbytes != view.nbytes) {
+    return InvalidArgument("GGUF writer: tensor '" + name + "' shape " + ShapeToString(view.shape) + " x " +
+                           DTypeName(view.dtype) + " does not match its " + std::to_string(view.nbytes) + " bytes");
+  }
+  CLOVER_TRY(DeclareTensor(std::move(name), view.dtype, view.shape));
+  tensors_.back().data = view.data;
+  return Status::Ok();
+}
+
+std::vector<uint8_t> GgufWriter::Header() const {
   std::vector<uint8_t> out;
   Put<uint32_t>(out, kGgufMagic);
   Put<uint32_t>(out, 3);
@@ -91,31 +112,102 @@ Result<std::vector<uint8_t>> GgufWriter::Serialize() const {
     PutValue(out, value);
   }
   uint64_t offset = 0;
-  for (const PendingTensor& t : tensors_) {
+  for (const Declared& t : tensors_) {
     PutString(out, t.name);
-    Put<uint32_t>(out, static_cast<uint32_t>(t.view.shape.size()));
-    for (auto it = t.view.shape.rbegin(); it != t.view.shape.rend(); ++it) Put<uint64_t>(out, static_cast<uint64_t>(*it));
+    Put<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
+    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) Put<uint64_t>(out, static_cast<uint64_t>(*it));
     Put<uint32_t>(out, t.ggml_type);
     Put<uint64_t>(out, offset);
-    offset = (offset + t.view.nbytes + alignment_ - 1) / alignment_ * alignment_;
+    offset += Padded(t.nbytes);
   }
-  PadTo(out, alignment_);
-  for (const PendingTensor& t : tensors_) {
-    const uint8_t* p = t.view.bytes();
-    out.insert(out.end(), p, p + t.view.nbytes);
-    PadTo(out, alignment_);
+  out.resize(Padded(out.size()), 0);
+  return out;
+}
+
+Status GgufWriter::WriteBytes(const void* data, uint64_t n) {
+  if (n > 0 && std::fwrite(data, 1, n, file_) != n) {
+    return DataLoss("short write to '" + path_ + "': " + std::strerror(errno));
+  }
+  return Status::Ok();
+}
+
+Status GgufWriter::Begin(const std::string& path) {
+  if (file_ != nullptr || next_ > 0) {
+    return FailedPrecondition("GGUF writer: Begin('" + path + "') after Begin('" + path_ + "')");
+  }
+  file_ = std::fopen(path.c_str(), "wb");
+  if (file_ == nullptr) return NotFound("cannot create '" + path + "': " + std::strerror(errno));
+  path_ = path;
+  const std::vector<uint8_t> header = Header();
+  return WriteBytes(header.data(), header.size());
+}
+
+Status GgufWriter::WriteTensor(const std::string& name, const void* data, uint64_t nbytes) {
+  if (file_ == nullptr) {
+    return FailedPrecondition("GGUF writer: tensor '" + name + "' written " +
+                              (next_ == 0 ? "before Begin" : "after Finish of '" + path_ + "'"));
+  }
+  if (next_ == tensors_.size()) {
+    return FailedPrecondition("'" + path_ + "': tensor '" + name + "' written after all " +
+                              std::to_string(tensors_.size()) + " declared tensors");
+  }
+  const Declared& t = tensors_[next_];
+  if (name != t.name) {
+    return FailedPrecondition("'" + path_ + "': tensor '" + name + "' written out of order: expected '" +
+                              t.name + "' (tensor " + std::to_string(next_ + 1) + " of " +
+                              std::to_string(tensors_.size()) + ")");
+  }
+  if (nbytes != t.nbytes) {
+    return InvalidArgument("'" + path_ + "': tensor '" + name + "' written with " + std::to_string(nbytes) +
+                           " bytes, expected " + std::to_string(t.nbytes) + " (" + ShapeToString(t.shape) +
+                           " x " + DTypeName(t.dtype) + ")");
+  }
+  CLOVER_TRY(WriteBytes(data, nbytes));
+  const std::vector<uint8_t> zeros(Padded(nbytes) - nbytes, 0);
+  CLOVER_TRY(WriteBytes(zeros.data(), zeros.size()));
+  ++next_;
+  return Status::Ok();
+}
+
+Status GgufWriter::Finish() {
+  if (file_ == nullptr) return FailedPrecondition("GGUF writer: Finish without Begin");
+  if (next_ < tensors_.size()) {
+    return FailedPrecondition("'" + path_ + "': Finish after " + std::to_string(next_) + " of " +
+                              std::to_string(tensors_.size()) + " tensors; next expected '" +
+                              tensors_[next_].name + "'");
+  }
+  const bool closed = std::fclose(file_) == 0;
+  file_ = nullptr;
+  if (!closed) return DataLoss("cannot close '" + path_ + "': " + std::strerror(errno));
+  return Status::Ok();
+}
+
+Status GgufWriter::CheckHeldData() const {
+  for (const Declared& t : tensors_) {
+    if (t.data == nullptr) {
+      return FailedPrecondition("GGUF writer: tensor '" + t.name +
+                                "' was declared without data; stream it with Begin/WriteTensor");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::vector<uint8_t>> GgufWriter::Serialize() const {
+  CLOVER_TRY(CheckHeldData());
+  std::vector<uint8_t> out = Header();
+  for (const Declared& t : tensors_) {
+    const uint8_t* p = static_cast<const uint8_t*>(t.data);
+    out.insert(out.end(), p, p + t.nbytes);
+    out.resize(out.size() + Padded(t.nbytes) - t.nbytes, 0);
   }
   return out;
 }
 
-Status GgufWriter::WriteFile(const std::string& path) const {
-  CLOVER_ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, Serialize());
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) return NotFound("cannot create '" + path + "': " + std::strerror(errno));
-  const size_t written = std::fwrite(bytes.data(), 1, bytes.size(), f);
-  const bool closed = std::fclose(f) == 0;
-  if (written != bytes.size() || !closed) return DataLoss("short write to '" + path + "'");
-  return Status::Ok();
+Status GgufWriter::WriteFile(const std::string& path) {
+  CLOVER_TRY(CheckHeldData());
+  CLOVER_TRY(Begin(path));
+  for (const Declared& t : tensors_) CLOVER_TRY(WriteTensor(t.name, t.data, t.nbytes));
+  return Finish();
 }
 
 }  // namespace clover::io

@@ -2,13 +2,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "cli/cli_test_util.h"
 #include "io/gguf.h"
 #include "model/forward_test_util.h"
 #include "model/loader.h"
 #include "model/random_weights.h"
+#include "model/tensor_map.h"
 
 namespace clover::cli {
 namespace {
@@ -99,16 +103,47 @@ TEST(SynthTest, TinyCloverRunsAtEveryType) {
   }
 }
 
-// The file holds exactly the weights MakeRandomWeights draws: the same logits as the model in
-// memory.
-TEST(SynthTest, F32FileMatchesTheModelInMemory) {
+// The file holds exactly the weights synth draws part by part (synth.cc, PartwiseDraw): the
+// embeddings, final norm and head of MakeRandomWeights without layers from the seed, layer i as
+// the layer of a one-layer model of its kind from seed + 1 + i. Same bytes, same logits.
+TEST(SynthTest, F32FileHoldsTheWeightsDrawnPartByPart) {
   ScratchDir dir("synth_same");
   const std::string out = dir / "tiny.gguf";
   ASSERT_EQ(RunClover("synth -o " + out + " --preset tiny --type f32 --seed 5").rc, 0);
   Result<model::ModelWeights> file = model::LoadModel(out);
   ASSERT_TRUE(file.ok()) << file.status().ToString();
-  const model::ModelWeights memory =
-      model::MakeRandomWeights(model::RandomModelConfig("tiny").value(), 5, DType::kF32);
+
+  const model::ModelConfig c = model::RandomModelConfig("tiny").value();
+  model::ModelConfig no_layers = c;
+  no_layers.n_layers = 0;
+  no_layers.layer_kinds.clear();
+  model::ModelWeights memory = model::MakeRandomWeights(no_layers, 5, DType::kF32);
+  memory.config = c;
+  std::vector<model::ModelWeights> drawn_layers;  // own the layers' data
+  for (int i = 0; i < c.n_layers; ++i) {
+    model::ModelConfig one = c;
+    one.n_layers = 1;
+    one.layer_kinds = {c.layer_kinds[i]};
+    one.vocab_size = 1;
+    drawn_layers.push_back(model::MakeRandomWeights(one, 5 + 1 + i, DType::kF32));
+    memory.layers.push_back(drawn_layers.back().layers[0]);
+  }
+
+  std::map<std::string, TensorView> want;
+  model::ForEachCanonicalTensor(memory, [&](const std::string& name, const TensorView& v) {
+    want.emplace(name, v);
+  });
+  size_t seen = 0;
+  model::ForEachCanonicalTensor(*file, [&](const std::string& name, const TensorView& v) {
+    SCOPED_TRACE(name);
+    ++seen;
+    auto it = want.find(name);
+    ASSERT_NE(it, want.end());
+    ASSERT_EQ(v.nbytes, it->second.nbytes);
+    EXPECT_EQ(0, std::memcmp(v.data, it->second.data, v.nbytes));
+  });
+  EXPECT_EQ(seen, want.size());
+
   const std::vector<int32_t> ids = {3, 1, 4, 1, 5, 9, 2, 6};
   model::testing::Engine a(*file), b(memory);
   ASSERT_NE(a.model, nullptr);
