@@ -29,14 +29,14 @@ Status LaunchStatus(std::string_view kernel) {
 Result<std::unique_ptr<Device>> Device::Open(int ordinal) {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
-  // No driver, no GPU, or a driver older than this runtime: the machine cannot run CUDA at all.
-  if (err == cudaErrorNoDevice || err == cudaErrorInsufficientDriver ||
-      (err == cudaSuccess && count == 0)) {
-    cudaGetLastError();  // the runtime keeps the error sticky for the next call otherwise
+  // No GPU, no driver, a driver older than this runtime, no device nodes in a container: in
+  // every case this machine cannot run CUDA at all.
+  if (err != cudaSuccess || count == 0) {
+    cudaGetLastError();  // leave no error behind for the next runtime call
     return NotFound("cuda: no CUDA device available (cudaGetDeviceCount: " +
-                    std::string(err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) + ")");
+                    std::string(err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) +
+                    ")");
   }
-  CLOVER_CUDA_TRY(err);
   if (ordinal < 0 || ordinal >= count) {
     return OutOfRange("cuda: device " + std::to_string(ordinal) + " requested, " +
                       std::to_string(count) + " present");
