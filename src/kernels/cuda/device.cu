@@ -34,8 +34,7 @@ Result<std::unique_ptr<Device>> Device::Open(int ordinal) {
   if (err != cudaSuccess || count == 0) {
     cudaGetLastError();  // leave no error behind for the next runtime call
     return NotFound("cuda: no CUDA device available (cudaGetDeviceCount: " +
-                    std::string(err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) +
-                    ")");
+                    std::string(err == cudaSuccess ? "0 devices" : cudaGetErrorString(err)) + ")");
   }
   if (ordinal < 0 || ordinal >= count) {
     return OutOfRange("cuda: device " + std::to_string(ordinal) + " requested, " +
