@@ -11,6 +11,25 @@
 #include "kernels/ref/rope.h"
 
 namespace clover::model {
+namespace {
+
+// Copies the cached K/V of the block rows that are not live in `pass` (the K/V of the last pass
+// that computed them) into the scratch rows of kv_dim floats where block row 0 is row `tail_base`.
+void FillCachedRows(const PreviewPass& pass, int layer, int64_t kv_dim, int64_t tail_base,
+                    float* tail_k, float* tail_v) {
+  size_t next_live = 0;
+  for (int64_t j = 0; j < pass.block_rows; ++j) {
+    if (next_live < pass.live.size() && pass.live[next_live] == j) {
+      ++next_live;
+      continue;
+    }
+    const float* cached = pass.cache->kv_row(layer, j);
+    std::copy(cached, cached + kv_dim, tail_k + (tail_base + j) * kv_dim);
+    std::copy(cached + kv_dim, cached + 2 * kv_dim, tail_v + (tail_base + j) * kv_dim);
+  }
+}
+
+}  // namespace
 
 void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeights& w,
                       const float* x, float* out, ForwardScratch& scratch) {
@@ -43,10 +62,14 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
     params.mask = preview ? kernels::MaskMode::kPrefixBlock : kernels::MaskMode::kCausal;
     const SequenceState& seq = preview ? *g.committed : *g.state;
     const int64_t ps = seq.pool().page_size();
+    // With a preview cache the pass rows are the live block rows; the block has `block_rows`.
+    const PreviewPass* reuse = g.reuse;
+    const int64_t block_rows = reuse != nullptr ? reuse->block_rows : g.count;
     // A preview writes its K/V rows into scratch pages that continue the committed pages: the
     // committed rows of the last partial page are copied there, the full pages are shared.
     const int64_t shared_pages = preview ? g.first_pos / ps : 0;
-    const int64_t tail_rows = preview ? g.first_pos - shared_pages * ps + g.count : 0;
+    const int64_t tail_base = g.first_pos - shared_pages * ps;  // scratch row of block row 0
+    const int64_t tail_rows = preview ? tail_base + block_rows : 0;
     const int64_t tail_pages = (tail_rows + ps - 1) / ps;
     float* tail_k = nullptr;
     float* tail_v = nullptr;
@@ -54,15 +77,14 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
       tail_k = scratch.Get(ForwardScratch::kPreviewK, tail_pages * ps * kv_dim);
       tail_v = scratch.Get(ForwardScratch::kPreviewV, tail_pages * ps * kv_dim);
       seq.PagePointers(layer, g.first_pos, &k_pages, &v_pages);
-      const int64_t copied = g.first_pos - shared_pages * ps;
-      if (copied > 0) {
-        std::copy(k_pages[shared_pages], k_pages[shared_pages] + copied * kv_dim, tail_k);
-        std::copy(v_pages[shared_pages], v_pages[shared_pages] + copied * kv_dim, tail_v);
+      if (tail_base > 0) {
+        std::copy(k_pages[shared_pages], k_pages[shared_pages] + tail_base * kv_dim, tail_k);
+        std::copy(v_pages[shared_pages], v_pages[shared_pages] + tail_base * kv_dim, tail_v);
       }
     }
     for (int64_t t = 0; t < g.count; ++t) {
       const int64_t r = g.begin + t;
-      const int64_t pos = g.first_pos + t;
+      const int64_t pos = g.first_pos + (reuse != nullptr ? reuse->live[t] : t);
       for (int h = 0; h < cfg.n_head; ++h) {
         float* qh = q + r * att_dim + h * dh;
         kernels::ref::RmsNorm(qg + r * q_dim + h * 2 * dh, w.q_norm.f32(), dh, cfg.rms_eps, qh);
@@ -77,8 +99,14 @@ void AttentionForward(const ForwardContext& fc, int layer, const AttentionWeight
         kernels::ref::RopeNeox(kh, cfg.rope_dim, pos, cfg.rope_theta);
       }
       std::copy(v + r * kv_dim, v + (r + 1) * kv_dim, v_dst);
+      if (reuse != nullptr) {
+        float* cached = reuse->cache->kv_row(layer, pos - g.first_pos);
+        std::copy(k_dst, k_dst + kv_dim, cached);
+        std::copy(v_dst, v_dst + kv_dim, cached + kv_dim);
+      }
     }
-    const int64_t n_positions = g.first_pos + g.count;
+    if (reuse != nullptr) FillCachedRows(*reuse, layer, kv_dim, tail_base, tail_k, tail_v);
+    const int64_t n_positions = g.first_pos + block_rows;
     if (preview) {
       k_pages.resize(shared_pages + tail_pages);
       v_pages.resize(shared_pages + tail_pages);

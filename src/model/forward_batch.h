@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "model/preview_cache.h"
 #include "model/sequence_state.h"
 
 namespace clover::model {
@@ -26,6 +27,8 @@ struct PreviewGroup {
   std::span<const int32_t> tokens;
   int64_t first_pos = 0;
   std::vector<int64_t> logit_rows;
+  // Expert budget + live-row reuse (clover-decoding.md §8, §9.1): none unless a cache is given.
+  PreviewReuse reuse = {};
 };
 
 struct ForwardBatch {

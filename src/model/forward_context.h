@@ -8,6 +8,7 @@
 
 #include "kernels/kernel_context.h"
 #include "model/config.h"
+#include "model/preview_cache.h"
 #include "model/sequence_state.h"
 
 namespace clover::model {
@@ -49,6 +50,8 @@ class ForwardScratch {
     kPreviewBwdConv,  // preview GDN backward branch: conv output, gates, core output
     kPreviewBwdGates,
     kPreviewBwdCore,
+    kReuseQkv,  // preview with a cache: the normed q/k/v and core output of every block row
+    kReuseCore,
     kSlotCount
   };
   // Returns a buffer of at least `n` floats (contents unspecified).
@@ -70,6 +73,9 @@ struct GroupRows {
   int64_t begin = 0;
   int64_t count = 0;
   int64_t first_pos = 0;
+  // Preview groups with a cache: the pass holds only the live block rows (`count` of them) and
+  // the layers read the other rows from the cache (clover-decoding.md §9.1).
+  const PreviewPass* reuse = nullptr;
   bool preview() const { return committed != nullptr; }
 };
 

@@ -14,6 +14,50 @@
 
 namespace clover::model {
 
+void GdnScanRows(const ForwardContext& fc, const GdnWeights& w, int64_t rows, const float* mixed,
+                 int64_t mixed_stride, const float* beta, const float* g, int64_t gate_stride,
+                 float* conv_state, float* recurrent, float* qkv, float* core) {
+  const ModelConfig& cfg = fc.config;
+  const int64_t conv_dim = cfg.conv_dim();
+  const int64_t key_dim = cfg.key_dim();
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(cfg.dk));
+  kernels::ref::CausalConvSilu(mixed, mixed_stride, rows, conv_dim, cfg.conv_kernel, w.conv.f32(),
+                               conv_state, qkv, conv_dim);
+  fc.ForRows(rows, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      float* row = qkv + t * conv_dim;
+      for (int h = 0; h < cfg.hk; ++h) {
+        kernels::ref::L2Norm(row + h * cfg.dk, cfg.dk, cfg.rms_eps, q_scale);
+        kernels::ref::L2Norm(row + key_dim + h * cfg.dk, cfg.dk, cfg.rms_eps, 1.0f);
+      }
+    }
+  });
+  kernels::DeltaRuleArgs args;
+  args.hk = cfg.hk;
+  args.hv = cfg.hv;
+  args.dk = cfg.dk;
+  args.dv = cfg.dv;
+  args.n_rows = rows;
+  args.q = qkv;
+  args.k = args.q + key_dim;
+  args.v = args.q + 2 * key_dim;
+  args.qk_stride = conv_dim;
+  args.v_stride = conv_dim;
+  args.g = g;
+  args.beta = beta;
+  args.gate_stride = gate_stride;
+  args.state = recurrent;
+  args.out = core;
+  args.out_stride = cfg.value_dim();
+  const bool chunked =
+      fc.gdn_scan == GdnScan::kChunked || (fc.gdn_scan == GdnScan::kAuto && rows > 1);
+  if (chunked) {
+    kernels::DeltaRuleChunked(fc.kc, args);
+  } else {
+    kernels::DeltaRuleRecurrent(fc.kc, args);
+  }
+}
+
 void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const float* x,
                 float* out, ForwardScratch& scratch) {
   const ModelConfig& cfg = fc.config;
@@ -21,7 +65,6 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
   const int64_t n = fc.n_rows;
   const int64_t hidden = cfg.hidden;
   const int64_t conv_dim = cfg.conv_dim();
-  const int64_t key_dim = cfg.key_dim();
   const int64_t value_dim = cfg.value_dim();
   const int hv = cfg.hv;
 
@@ -38,7 +81,6 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
   float* core = scratch.Get(ForwardScratch::kGated, n * value_dim);
   const float* dt_bias = w.dt_bias.f32();
   const float* ssm_a = w.a.f32();
-  const float q_scale = 1.0f / std::sqrt(static_cast<float>(cfg.dk));
   for (int64_t r = 0; r < n; ++r) {
     for (int h = 0; h < hv; ++h) {
       const float bt = b[r * hv + h];
@@ -64,42 +106,14 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
       conv_state = g.state->conv_state(layer);
       recurrent = g.state->recurrent_state(layer);
     }
-    kernels::ref::CausalConvSilu(mixed + g.begin * conv_dim, conv_dim, g.count, conv_dim,
-                                 cfg.conv_kernel, w.conv.f32(), conv_state,
-                                 conv_out + g.begin * conv_dim, conv_dim);
-    fc.ForRows(g.count, [&](int64_t t0, int64_t t1) {
-      for (int64_t r = g.begin + t0; r < g.begin + t1; ++r) {
-        float* row = conv_out + r * conv_dim;
-        for (int h = 0; h < cfg.hk; ++h) {
-          kernels::ref::L2Norm(row + h * cfg.dk, cfg.dk, cfg.rms_eps, q_scale);
-          kernels::ref::L2Norm(row + key_dim + h * cfg.dk, cfg.dk, cfg.rms_eps, 1.0f);
-        }
-      }
-    });
-    kernels::DeltaRuleArgs args;
-    args.hk = cfg.hk;
-    args.hv = hv;
-    args.dk = cfg.dk;
-    args.dv = cfg.dv;
-    args.n_rows = g.count;
-    args.q = conv_out + g.begin * conv_dim;
-    args.k = args.q + key_dim;
-    args.v = args.q + 2 * key_dim;
-    args.qk_stride = conv_dim;
-    args.v_stride = conv_dim;
-    args.g = a + g.begin * hv;
-    args.beta = b + g.begin * hv;
-    args.gate_stride = hv;
-    args.state = recurrent;
-    args.out = core + g.begin * value_dim;
-    args.out_stride = value_dim;
-    const bool chunked =
-        fc.gdn_scan == GdnScan::kChunked || (fc.gdn_scan == GdnScan::kAuto && g.count > 1);
-    if (chunked) {
-      kernels::DeltaRuleChunked(kc, args);
-    } else {
-      kernels::DeltaRuleRecurrent(kc, args);
+    if (g.reuse != nullptr) {
+      GdnPreviewReuse(fc, layer, w, g, x, mixed, b, a, conv_state, recurrent, conv_out, core,
+                      scratch);
+      continue;
     }
+    GdnScanRows(fc, w, g.count, mixed + g.begin * conv_dim, conv_dim, b + g.begin * hv,
+                a + g.begin * hv, hv, conv_state, recurrent, conv_out + g.begin * conv_dim,
+                core + g.begin * value_dim);
   }
   fc.Dump("gdn_core_out", layer, core, n, value_dim);
   const bool any_preview =

@@ -13,4 +13,13 @@ namespace clover::model {
 void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const float* x,
                 float* out, ForwardScratch& scratch);
 
+// One group's causal conv + SiLU (from and updating `conv_state`), per-head L2 norms of q (times
+// 1/sqrt(dk)) and k, and forward delta rule (from and updating `recurrent`) over `rows` rows:
+// pre-conv rows `mixed` and gates `beta` / log-decay `g` with the given strides (floats). Writes
+// the normed q/k/v rows to `qkv` ([rows][conv_dim]) and the core output to `core`
+// ([rows][value_dim]).
+void GdnScanRows(const ForwardContext& fc, const GdnWeights& w, int64_t rows, const float* mixed,
+                 int64_t mixed_stride, const float* beta, const float* g, int64_t gate_stride,
+                 float* conv_state, float* recurrent, float* qkv, float* core);
+
 }  // namespace clover::model

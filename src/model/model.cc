@@ -116,7 +116,7 @@ Status Model::ValidateBatch(const ForwardBatch& batch) const {
       prev = r;
     }
   }
-  return Status::Ok();
+  return ValidatePreviewReuse(batch, preview_gdn_ == PreviewGdn::kBidirectional);
 }
 
 Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& scratch) const {
@@ -136,10 +136,20 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
     g.state->PrepareAppend(g.first_pos + count);
     n += count;
   }
+  // Groups with a preview cache run their live rows only; `GroupRows::reuse` points in here.
+  std::vector<PreviewPass> reuse;
+  reuse.reserve(batch.previews.size());
   for (const PreviewGroup& g : batch.previews) {
-    const int64_t count = static_cast<int64_t>(g.tokens.size());
+    const PreviewPass* pass = nullptr;
+    if (g.reuse.cache != nullptr)
+      pass = &reuse.emplace_back(
+          BeginPreviewPass(g, cfg, preview_gdn_ == PreviewGdn::kBidirectional));
+    const int64_t count =
+        static_cast<int64_t>(pass != nullptr ? pass->live.size() : g.tokens.size());
     groups.push_back({nullptr, g.state, n, count, g.first_pos});
-    rows.push_back({g.tokens, &g.logit_rows});
+    groups.back().reuse = pass;
+    rows.push_back({pass != nullptr ? std::span<const int32_t>(pass->tokens) : g.tokens,
+                    pass != nullptr ? &pass->logit_rows : &g.logit_rows});
     n += count;
   }
   PassStats stats;

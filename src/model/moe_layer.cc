@@ -54,7 +54,8 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
   // (clover-spec.md §4 Q5), rows re-pick inside the kept set.
   std::vector<char> in_preview(static_cast<size_t>(n), 0);
   for (const GroupRows& g : fc.groups)
-    if (g.preview()) std::fill(in_preview.begin() + g.begin, in_preview.begin() + g.begin + g.count, 1);
+    if (g.preview())
+      std::fill(in_preview.begin() + g.begin, in_preview.begin() + g.begin + g.count, 1);
   for (int64_t r = 0; r < n; ++r) {
     if (in_preview[r]) continue;
     RowRoute route = RouteTopK(logits + r * n_experts, n_experts, cfg.top_k);
@@ -69,17 +70,31 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
     size_t preview_index = 0;
     for (const GroupRows& g : fc.groups) {
       if (!g.preview()) continue;
-      Result<Coreset> c = ComputeBlockCoreset(
-          std::span<const float>(logits + g.begin * n_experts, g.count * n_experts),
-          static_cast<int>(g.count), n_experts, params);
-      CLOVER_CHECK(c.ok());  // parameters checked by ValidateWeights
+      const std::span<const float> rows(logits + g.begin * n_experts, g.count * n_experts);
+      // The expert budget (clover-decoding.md §8): a pass that reuses its cache routes inside the
+      // coreset of the block's last refresh, which a refresh recomputes and stores.
+      CoresetRoutes routes;
+      std::vector<int32_t> kept;
+      if (g.reuse != nullptr && !g.reuse->refresh) {
+        kept = g.reuse->cache->coreset(layer);
+        Result<CoresetRoutes> r = RouteInsideCoreset(rows, static_cast<int>(g.count), n_experts,
+                                                     kept, params.preview_topk);
+        CLOVER_CHECK(r.ok());  // the set came from a refresh of this model
+        routes = std::move(*r);
+      } else {
+        Result<Coreset> c = ComputeBlockCoreset(rows, static_cast<int>(g.count), n_experts, params);
+        CLOVER_CHECK(c.ok());  // parameters checked by ValidateWeights
+        kept = std::move(c->kept);
+        routes = std::move(*c);
+        if (g.reuse != nullptr) g.reuse->cache->coreset(layer) = kept;
+      }
       for (int64_t t = 0; t < g.count; ++t) {
-        for (int j = 0; j < c->picked_per_row; ++j) {
-          const size_t at = static_cast<size_t>(t) * c->picked_per_row + j;
-          assigned[c->row_experts[at]].push_back({g.begin + t, c->row_weights[at]});
+        for (int j = 0; j < routes.picked_per_row; ++j) {
+          const size_t at = static_cast<size_t>(t) * routes.picked_per_row + j;
+          assigned[routes.row_experts[at]].push_back({g.begin + t, routes.row_weights[at]});
         }
       }
-      if (fc.stats != nullptr) fc.stats->coreset[preview_index][layer] = c->kept;
+      if (fc.stats != nullptr) fc.stats->coreset[preview_index][layer] = std::move(kept);
       ++preview_index;
     }
   }

@@ -137,5 +137,46 @@ TEST(Coreset, RejectsBadShapesAndParameters) {
   EXPECT_TRUE(ComputeBlockCoreset(l, 2, 5, {}).ok());
 }
 
+// The expert budget's later passes: the rows of another block routed inside a stored set pick as
+// the coreset of that set would make them pick.
+TEST(Coreset, RoutingInsideAStoredSetRePicksLikeTheCoreset) {
+  std::mt19937 gen(7);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  const int rows = 6, n = 40;
+  const CoresetParams p{.mass = 0.9f, .min_experts = 8, .vote_topk = 4, .preview_topk = 3};
+  std::vector<float> refresh(rows * n), later(3 * n);
+  for (float& x : refresh) x = nd(gen);
+  for (float& x : later) x = nd(gen);
+  const auto c = ComputeBlockCoreset(refresh, rows, n, p);
+  ASSERT_TRUE(c.ok());
+  const auto same = RouteInsideCoreset(refresh, rows, n, c->kept, p.preview_topk);
+  ASSERT_TRUE(same.ok()) << same.status().ToString();
+  EXPECT_EQ(same->picked_per_row, c->picked_per_row);
+  EXPECT_EQ(same->row_experts, c->row_experts);
+  EXPECT_EQ(same->row_weights, c->row_weights);
+
+  const auto r = RouteInsideCoreset(later, 3, n, c->kept, p.preview_topk);
+  ASSERT_TRUE(r.ok());
+  for (int row = 0; row < 3; ++row) {
+    std::vector<int32_t> inside = c->kept;
+    std::sort(inside.begin(), inside.end(),
+              [&](int32_t a, int32_t b) { return later[row * n + a] > later[row * n + b]; });
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(r->row_experts[row * 3 + k], inside[k]) << row;
+  }
+}
+
+TEST(Coreset, RoutingInsideASetRejectsBadSets) {
+  const std::vector<float> l(10, 0.0f);
+  EXPECT_FALSE(RouteInsideCoreset(l, 2, 5, {}, 2).ok());
+  const std::vector<int32_t> outside = {1, 5};
+  EXPECT_FALSE(RouteInsideCoreset(l, 2, 5, outside, 2).ok());
+  const std::vector<int32_t> ok = {4, 1};
+  EXPECT_FALSE(RouteInsideCoreset(l, 2, 5, ok, 0).ok());
+  const auto r = RouteInsideCoreset(l, 2, 5, ok, 8);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->picked_per_row, 2);                                // capped at the set's size
+  EXPECT_EQ(r->row_experts, (std::vector<int32_t>{1, 4, 1, 4}));  // ties -> lower id
+}
+
 }  // namespace
 }  // namespace clover::model
