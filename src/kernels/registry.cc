@@ -2,8 +2,7 @@
 #include <optional>
 #include <string>
 
-#include "kernels/cpu/kernels_avx2.h"
-#include "kernels/cpu/kernels_avx512.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/kernel_table.h"
 #include "kernels/ref/matmul.h"
 #include "kernels/ref/vector_ops.h"

@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/dtype.h"
-#include "kernels/cpu/kernels_avx2.h"
+#include "kernels/cpu/isa_kernels.h"
 
 namespace clover::kernels::avx2 {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "kernels/cpu/kernels_avx512.h"
+#include "kernels/cpu/isa_kernels.h"
 
 namespace clover::kernels::avx512 {
 namespace {

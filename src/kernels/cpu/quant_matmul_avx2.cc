@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/kernels_avx2.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/quantize.h"
 
 namespace clover::kernels::avx2 {

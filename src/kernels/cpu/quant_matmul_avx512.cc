@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "kernels/cpu/kernels_avx512.h"
+#include "kernels/cpu/isa_kernels.h"
 #include "kernels/quantize.h"
 
 namespace clover::kernels::avx512 {

@@ -1,7 +1,7 @@
 // AVX2 vector kernels with scalar tails.
 #include <immintrin.h>
 
-#include "kernels/cpu/kernels_avx2.h"
+#include "kernels/cpu/isa_kernels.h"
 
 namespace clover::kernels::avx2 {
 

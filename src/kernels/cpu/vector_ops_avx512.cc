@@ -4,7 +4,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include "kernels/cpu/kernels_avx512.h"
+#include "kernels/cpu/isa_kernels.h"
 
 namespace clover::kernels::avx512 {
 namespace {

@@ -1,0 +1,15 @@
+// The optimized CPU kernels per ISA: AVX2 (compiled with -mavx2 -mfma -mf16c) and AVX-512
+// (-mavx512f/bw/vl/dq/bf16/vnni), one declaration set (isa_kernels-inl.h) in each namespace.
+#pragma once
+
+#include <type_traits>
+
+#include "kernels/kernel_table.h"
+
+namespace clover::kernels::avx2 {
+#include "kernels/cpu/isa_kernels-inl.h"
+}  // namespace clover::kernels::avx2
+
+namespace clover::kernels::avx512 {
+#include "kernels/cpu/isa_kernels-inl.h"
+}  // namespace clover::kernels::avx512
