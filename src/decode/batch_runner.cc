@@ -31,6 +31,8 @@ struct BatchRunner::Sequence {
   std::vector<RowGroup> groups;
   size_t next_group = 0;
   std::vector<float> logits;  // requested rows of the groups run so far
+  // What the decoder's previews keep between passes of a block (RowGroup::reuse).
+  model::PreviewCache preview_cache;
   bool prefilled = false;
   GenerateResult result;
   Clock::time_point start = Clock::now();
@@ -77,7 +79,12 @@ Status BatchRunner::ForwardGroups(const std::vector<Sequence*>& members) {
         if (mode == GroupMode::kAppend) {
           batch.appends.push_back({&s->state, g.tokens, g.first_position, std::move(rows)});
         } else {
-          batch.previews.push_back({&s->state, g.tokens, g.first_position, std::move(rows)});
+          model::PreviewGroup preview{&s->state, g.tokens, g.first_position, std::move(rows)};
+          if (g.reuse) {
+            preview.reuse = {&s->preview_cache, g.reuse->refresh,
+                             {g.reuse->live_rows.begin(), g.reuse->live_rows.end()}};
+          }
+          batch.previews.push_back(std::move(preview));
         }
         order.emplace_back(s, &g);
       }

@@ -2,12 +2,23 @@
 #include "decode/block_diffusion_decoder.h"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <utility>
 
 #include "core/check.h"
 
 namespace clover::decode {
+namespace {
+
+// Every row of a block of `block_size` rows: a refresh.
+PreviewReuseRows AllRows(int block_size) {
+  PreviewReuseRows all{true, std::vector<int>(static_cast<size_t>(block_size))};
+  std::iota(all.live_rows.begin(), all.live_rows.end(), 0);
+  return all;
+}
+
+}  // namespace
 
 BlockDiffusionDecoder::BlockDiffusionDecoder(const ResolvedRequest& request,
                                              const DecodeModelInfo& model, TokenTextFn token_text)
@@ -35,10 +46,36 @@ void BlockDiffusionDecoder::StartBlock() {
   rows_.assign(static_cast<size_t>(block_size_), BlockRow{});
   prefix_rows_ = 0;
   pass_in_block_ = 0;
+  passes_since_refresh_ = -1;
+  fixed_last_round_.assign(static_cast<size_t>(block_size_), 0);
   if (counters_.blocks == 0) {
     for (int32_t id : prompt_tail_) rows_[prefix_rows_++] = BlockRow{RowState::kFixed, id};
   }
   state_ = State::kPreview;
+}
+
+int BlockDiffusionDecoder::MaskedRows() const {
+  return static_cast<int>(std::count_if(
+      rows_.begin(), rows_.end(), [](const BlockRow& r) { return r.state == RowState::kMasked; }));
+}
+
+bool BlockDiffusionDecoder::RefreshDue() const {
+  return passes_since_refresh_ < 0 || passes_since_refresh_ >= request_.request.reuse_passes ||
+         2 * MaskedRows() <= masked_at_refresh_;
+}
+
+PreviewReuseRows BlockDiffusionDecoder::ReuseRows() const {
+  if (RefreshDue()) return AllRows(block_size_);
+  // A row fixed by the previous pass changed its input from the mask id, so it runs once more;
+  // with shift_logits a fixed row left of a masked one is needed for that row's logits.
+  std::vector<char> live(static_cast<size_t>(block_size_), 0);
+  for (int j = 0; j < block_size_; ++j)
+    live[j] = rows_[j].state == RowState::kMasked || fixed_last_round_[j];
+  for (int j : NeededRows()) live[j] = 1;
+  PreviewReuseRows reuse{false, {}};
+  for (int j = 0; j < block_size_; ++j)
+    if (live[j]) reuse.live_rows.push_back(j);
+  return reuse;
 }
 
 std::vector<int> BlockDiffusionDecoder::NeededRowsOf(const std::vector<BlockRow>& rows) const {
@@ -65,6 +102,7 @@ std::vector<RowGroup> BlockDiffusionDecoder::NextGroups() {
       RowGroup g{GroupMode::kPreview, position_, {}, NeededRows()};
       for (const BlockRow& r : rows_)
         g.tokens.push_back(r.state == RowState::kFixed ? r.token : mask_id_);
+      if (request_.request.reuse_passes > 0) g.reuse = ReuseRows();
       return {std::move(g)};
     }
     case State::kCommit: {
@@ -77,6 +115,7 @@ std::vector<RowGroup> BlockDiffusionDecoder::NextGroups() {
       RowGroup preview{GroupMode::kPreview, position_ + static_cast<int64_t>(commit_.size()),
                        std::vector<int32_t>(static_cast<size_t>(block_size_), mask_id_),
                        NeededRowsOf(fresh)};
+      if (request_.request.reuse_passes > 0) preview.reuse = AllRows(block_size_);
       return {std::move(g), std::move(preview)};
     }
     case State::kDone:
@@ -124,9 +163,11 @@ Status BlockDiffusionDecoder::ApplyRound(std::span<const float> logits,
                            req.frontier.target_iters, req.frontier.max_stride)
           : SelectLowConfidence(candidates, req.threshold);
   ++pass_in_block_;
+  std::fill(fixed_last_round_.begin(), fixed_last_round_.end(), 0);
   for (size_t k : selected) {
     const RowCandidate& c = candidates[k];
     rows_[c.row] = BlockRow{RowState::kFixed, c.token};
+    fixed_last_round_[c.row] = 1;
     history_.AddGenerated(c.token);
     ++counters_.rows_fixed;
   }
@@ -202,6 +243,13 @@ Status BlockDiffusionDecoder::ConsumeGroup(std::span<const float> logits,
       break;
     case State::kPreview: {
       ++counters_.preview_passes;
+      if (request_.request.reuse_passes > 0) {
+        if (RefreshDue()) {
+          passes_since_refresh_ = 0;
+          masked_at_refresh_ = MaskedRows();
+        }
+        ++passes_since_refresh_;
+      }
       CLOVER_TRY(ApplyRound(logits, logit_rows));
       BlockEnd end = EvaluateEnd();
       // With shift_logits a lone masked row 0 reads only the stored causal logits: no forward.

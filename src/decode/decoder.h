@@ -51,6 +51,12 @@ struct DecodeRequest {
   // Diffusion: ask for each commit together with the next block's first preview, which the
   // driver runs in one forward (clover-decoding.md §6.1): one pass fewer per block.
   bool fuse_commit = false;
+  // Diffusion: expert budget + live-row reuse (clover-decoding.md §8, §9.1): a preview pass that
+  // recomputes every row and the block coreset is followed by passes that compute only the live
+  // rows (masked, or fixed in the previous pass) inside that coreset, until `reuse_passes` passes
+  // since it or until the masked rows have halved; never across blocks. 0 = off, 1 = every pass
+  // recomputes (the same output as off).
+  int reuse_passes = 0;
 };
 
 // What a decoder needs to know about the model and its tokenizer.
@@ -70,11 +76,22 @@ struct DecodeModelInfo {
 // rows (fixed tokens or the mask id) that read the committed state only (clover-spec.md I1).
 enum class GroupMode { kAppend, kPreview };
 
+// Which rows of a preview the forward computes. `refresh`: every row and the block coreset, kept
+// in the sequence's preview cache; otherwise only `live_rows` (ascending, the logit rows among
+// them), the other rows and the coreset coming from that cache.
+struct PreviewReuseRows {
+  bool refresh = true;
+  std::vector<int> live_rows;
+};
+
 struct RowGroup {
   GroupMode mode = GroupMode::kAppend;
   int64_t first_position = 0;  // position of tokens[0]; rows are contiguous
   std::vector<int32_t> tokens;
   std::vector<int> logit_rows;  // ascending indices into `tokens` whose logits Consume needs
+  // kPreview with request reuse_passes > 0: the driver runs the group with the sequence's
+  // model::PreviewCache (see PreviewReuseRows).
+  std::optional<PreviewReuseRows> reuse = std::nullopt;
 };
 
 // Work counters. A pass is one forward over a group after the prefill.

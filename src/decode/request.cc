@@ -86,6 +86,9 @@ Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const Decod
       r.block_size != 32)
     return InvalidArgument("decode: block size expected 8, 16 or 32, found " +
                            std::to_string(r.block_size));
+  if (request.reuse_passes < 0)
+    return InvalidArgument("decode: reuse_passes expected >= 0 (0 = off), found " +
+                           std::to_string(request.reuse_passes));
   const FrontierParams& f = request.frontier;
   if (request.kind == DecoderKind::kFrontier &&
       (!(f.floor >= 0.0 && f.floor <= 1.0) || f.target_iters < 1 || f.max_stride < 1))
