@@ -5,6 +5,7 @@
 #include <span>
 #include <vector>
 
+#include "model/append_capture.h"
 #include "model/preview_cache.h"
 #include "model/sequence_state.h"
 
@@ -18,6 +19,9 @@ struct AppendGroup {
   int64_t first_pos = 0;
   // Indices into `tokens` (ascending) whose logits are returned.
   std::vector<int64_t> logit_rows;
+  // When set, the pass records what Model::TruncateAppend needs to cut this group back to a
+  // prefix of its rows afterwards (speculative verify).
+  AppendCapture* capture = nullptr;
 };
 
 // A read-only pass over a block after the committed state (diffusion preview, clover-spec.md):

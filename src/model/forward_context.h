@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "kernels/kernel_context.h"
+#include "model/append_capture.h"
 #include "model/config.h"
 #include "model/preview_cache.h"
 #include "model/sequence_state.h"
@@ -73,6 +74,7 @@ struct GroupRows {
   int64_t begin = 0;
   int64_t count = 0;
   int64_t first_pos = 0;
+  AppendCapture* capture = nullptr;  // append groups only: record for a later truncation
   // Preview groups with a cache: the pass holds only the live block rows (`count` of them) and
   // the layers read the other rows from the cache (clover-decoding.md §9.1).
   const PreviewPass* reuse = nullptr;

@@ -111,9 +111,22 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
                       scratch);
       continue;
     }
+    GdnRowCapture* capture = g.capture != nullptr ? &g.capture->layers[layer] : nullptr;
+    if (capture != nullptr) {
+      capture->conv_before.assign(conv_state, conv_state + conv_state_floats);
+      capture->recurrent_before.assign(recurrent, recurrent + recurrent_floats);
+      const float* pre = mixed + g.begin * conv_dim;
+      capture->pre_conv.assign(pre, pre + g.count * conv_dim);
+    }
     GdnScanRows(fc, w, g.count, mixed + g.begin * conv_dim, conv_dim, b + g.begin * hv,
                 a + g.begin * hv, hv, conv_state, recurrent, conv_out + g.begin * conv_dim,
                 core + g.begin * value_dim);
+    if (capture != nullptr) {
+      const float* qkv = conv_out + g.begin * conv_dim;
+      capture->qkv.assign(qkv, qkv + g.count * conv_dim);
+      capture->gate.assign(a + g.begin * hv, a + (g.begin + g.count) * hv);
+      capture->beta.assign(b + g.begin * hv, b + (g.begin + g.count) * hv);
+    }
   }
   fc.Dump("gdn_core_out", layer, core, n, value_dim);
   const bool any_preview =

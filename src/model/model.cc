@@ -119,6 +119,11 @@ Status Model::ValidateBatch(const ForwardBatch& batch) const {
   return ValidatePreviewReuse(batch, preview_gdn_ == PreviewGdn::kBidirectional);
 }
 
+Status Model::TruncateAppend(SequenceState& state, const AppendCapture& capture,
+                             int64_t keep_rows) const {
+  return TruncateCapturedAppend(ctx_, weights_.config, state, capture, keep_rows);
+}
+
 Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& scratch) const {
   CLOVER_TRY(ValidateBatch(batch));
   const ModelConfig& cfg = weights_.config;
@@ -131,9 +136,15 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
   int64_t n = 0;
   for (const AppendGroup& g : batch.appends) {
     const int64_t count = static_cast<int64_t>(g.tokens.size());
-    groups.push_back({g.state, nullptr, n, count, g.first_pos});
+    groups.push_back({g.state, nullptr, n, count, g.first_pos, g.capture});
     rows.push_back({g.tokens, &g.logit_rows});
     g.state->PrepareAppend(g.first_pos + count);
+    if (g.capture != nullptr) {
+      g.capture->state = g.state;
+      g.capture->first_pos = g.first_pos;
+      g.capture->rows = count;
+      g.capture->layers.resize(cfg.n_layers);
+    }
     n += count;
   }
   // Groups with a preview cache run their live rows only; `GroupRows::reuse` points in here.

@@ -41,6 +41,14 @@ class Model {
   // the context) are returned before any state changes.
   Result<ForwardLogits> Forward(const ForwardBatch& batch, ForwardScratch& scratch) const;
 
+  // Cuts `state` back to the first `keep_rows` rows of the append that `capture` recorded
+  // (clover-decoding.md §9.2 step 4): the sequence length drops, and every GDN layer's conv and
+  // recurrent state become those after row keep_rows - 1, rebuilt from the captured inputs
+  // without running the layers again. FailedPrecondition when the capture is not of this
+  // state's last forward; InvalidArgument when keep_rows is outside [0, captured rows].
+  Status TruncateAppend(SequenceState& state, const AppendCapture& capture,
+                        int64_t keep_rows) const;
+
   const ModelConfig& config() const { return weights_.config; }
   const ModelWeights& weights() const { return weights_; }
   // How preview passes run the GDN layers; starts at the config's resolved diffusion.preview_gdn.

@@ -12,6 +12,7 @@ namespace clover::model {
 namespace {
 
 using testing::Engine;
+using testing::RandomIds;
 using testing::Logits;
 using testing::MaxRelDiff;
 
@@ -21,14 +22,6 @@ using testing::MaxRelDiff;
 constexpr double kPathTolerance = 2e-5;
 
 ModelConfig TinyConfig() { return RandomModelConfig("tiny").value(); }
-
-std::vector<int32_t> RandomIds(int64_t n, int64_t vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int32_t> d(0, static_cast<int32_t>(vocab - 1));
-  std::vector<int32_t> ids(n);
-  for (int32_t& id : ids) id = d(rng);
-  return ids;
-}
 
 void SetLayerKinds(ModelConfig& c, int interval) {
   c.full_attention_interval = interval;

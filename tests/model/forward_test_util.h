@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <random>
 #include <vector>
 
 #include "core/thread_pool.h"
@@ -15,6 +16,15 @@
 namespace clover::model::testing {
 
 using Logits = std::vector<std::vector<float>>;
+
+// `n` token ids drawn uniformly from [0, vocab) with `seed`.
+inline std::vector<int32_t> RandomIds(int64_t n, int64_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> d(0, static_cast<int32_t>(vocab - 1));
+  std::vector<int32_t> ids(n);
+  for (int32_t& id : ids) id = d(rng);
+  return ids;
+}
 
 // A thread pool + kernel table (best ISA) + model; what every forward test needs.
 struct Engine {
@@ -31,13 +41,16 @@ struct Engine {
     if (m.ok()) model = std::move(*m);
   }
 
-  // Appends `ids` to `seq` and returns the logits of every appended row.
-  Logits Append(SequenceState& seq, const std::vector<int32_t>& ids) {
+  // Appends `ids` to `seq` and returns the logits of every appended row; the pass is recorded
+  // into `capture` when given (Model::TruncateAppend).
+  Logits Append(SequenceState& seq, const std::vector<int32_t>& ids,
+                AppendCapture* capture = nullptr) {
     ForwardBatch batch;
     AppendGroup g;
     g.state = &seq;
     g.tokens = ids;
     g.first_pos = seq.length();
+    g.capture = capture;
     for (size_t i = 0; i < ids.size(); ++i) g.logit_rows.push_back(static_cast<int64_t>(i));
     batch.appends.push_back(g);
     return Run(batch, nullptr);

@@ -15,6 +15,7 @@ namespace clover::model {
 namespace {
 
 using testing::Engine;
+using testing::RandomIds;
 using testing::Logits;
 using testing::MaxRelDiff;
 using testing::MedianRowRelDiff;
@@ -51,14 +52,6 @@ void QuantizeModel(ModelWeights* w, DType dtype) {
     for (TensorView* t : {&m.shared_gate, &m.shared_up, &m.shared_down})
       if (!t->empty()) QuantizeMatrix(t, dtype, s);
   }
-}
-
-std::vector<int32_t> RandomIds(int64_t n, int64_t vocab, uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<int32_t> d(0, static_cast<int32_t>(vocab - 1));
-  std::vector<int32_t> ids(n);
-  for (int32_t& id : ids) id = d(rng);
-  return ids;
 }
 
 // Returns the logits of `ids` (one batch, then the last id again as a decode step) with the
