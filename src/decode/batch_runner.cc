@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 
 namespace clover::decode {
 
@@ -31,6 +32,9 @@ struct BatchRunner::Sequence {
   std::vector<RowGroup> groups;
   size_t next_group = 0;
   std::vector<float> logits;  // requested rows of the groups run so far
+  // The last captured append (RowGroup::capture), for the rollback a Consume may ask for.
+  model::AppendCapture capture;
+  bool captured = false;
   // What the decoder's previews keep between passes of a block (RowGroup::reuse).
   model::PreviewCache preview_cache;
   bool prefilled = false;
@@ -77,7 +81,9 @@ Status BatchRunner::ForwardGroups(const std::vector<Sequence*>& members) {
         if (g.mode != mode) continue;
         std::vector<int64_t> rows(g.logit_rows.begin(), g.logit_rows.end());
         if (mode == GroupMode::kAppend) {
-          batch.appends.push_back({&s->state, g.tokens, g.first_position, std::move(rows)});
+          batch.appends.push_back({&s->state, g.tokens, g.first_position, std::move(rows),
+                                   g.capture ? &s->capture : nullptr});
+          s->captured = g.capture;
         } else {
           model::PreviewGroup preview{&s->state, g.tokens, g.first_position, std::move(rows)};
           if (g.reuse) {
@@ -120,6 +126,7 @@ std::vector<BatchRunner::Done> BatchRunner::Step() {
       s->groups = s->decoder.finished() ? std::vector<RowGroup>{} : s->decoder.NextGroups();
       s->next_group = 0;
       s->logits.clear();
+      s->captured = false;
     }
     if (!s->groups.empty()) members.push_back(s.get());
   }
@@ -147,6 +154,17 @@ std::vector<BatchRunner::Done> BatchRunner::Step() {
     if (!events.ok()) {
       failed.emplace_back(s, events.status());
       continue;
+    }
+    if (events->discarded > 0) {
+      Status cut = s->captured ? model_.TruncateAppend(s->state, s->capture,
+                                                       s->capture.rows - events->discarded)
+                               : Internal("decode: the decoder discarded " +
+                                          std::to_string(events->discarded) +
+                                          " rows of an append it did not ask to capture");
+      if (!cut.ok()) {
+        failed.emplace_back(s, std::move(cut));
+        continue;
+      }
     }
     s->result.tokens.insert(s->result.tokens.end(), events->tokens.begin(), events->tokens.end());
     s->result.text += events->text;

@@ -18,9 +18,12 @@
 namespace clover::decode {
 
 // kDiffusion: LowConfidence (the release decoder); kFrontier: LowConfidence plus a stride of the
-// most confident rows above a floor (clover-decoding.md §7.2).
-enum class DecoderKind { kAr, kDiffusion, kFrontier };
-inline bool IsBlockDecoder(DecoderKind kind) { return kind != DecoderKind::kAr; }
+// most confident rows above a floor (clover-decoding.md §7.2); kSpeculative: draft-self, drafts
+// from a preview pass checked by a causal pass, the AR output token for token (§9.2).
+enum class DecoderKind { kAr, kDiffusion, kFrontier, kSpeculative };
+inline bool IsBlockDecoder(DecoderKind kind) {
+  return kind == DecoderKind::kDiffusion || kind == DecoderKind::kFrontier;
+}
 
 // Frontier-stride settings (clover-decoding.md §7.2; defaults are the spec's proposal).
 struct FrontierParams {
@@ -28,9 +31,15 @@ struct FrontierParams {
   int target_iters = 8;  // passes a block should take
   int max_stride = 16;   // stride clamp [1, max_stride]
 };
+// Draft-self settings: the draft length N adapts within [draft_min, draft_max], doubling after a
+// round whose drafts were all accepted and halving after one that kept fewer than half.
+struct SpeculativeParams {
+  int draft_min = 2;
+  int draft_max = 16;
+};
 enum class FinishReason { kStop, kLength };
 
-const char* DecoderKindName(DecoderKind kind);      // "ar" / "diffusion" / "frontier"
+const char* DecoderKindName(DecoderKind kind);      // "ar" / "diffusion" / "frontier" / "speculative"
 const char* FinishReasonName(FinishReason reason);  // "stop" / "length" (OpenAI finish_reason)
 
 // One generation request. Defaults are clover-spec.md's.
@@ -42,6 +51,7 @@ struct DecodeRequest {
   std::vector<std::string> stop_strings;    // matched on emitted text across blocks
   double threshold = 0.95;                  // LowConfidence tau
   FrontierParams frontier;                  // kFrontier only
+  SpeculativeParams speculative;            // kSpeculative only
   int block_size = 0;                       // 8, 16 or 32; 0 = the model's diffusion.block_size
   SamplingParams sampling;                  // greedy by default
   PenaltyOverrides penalties;               // unset fields: Clover release values on Clover
@@ -50,6 +60,8 @@ struct DecodeRequest {
   bool keep_session = false;                // also commit the final block (multi-turn reuse)
   // Diffusion: ask for each commit together with the next block's first preview, which the
   // driver runs in one forward (clover-decoding.md §6.1): one pass fewer per block.
+  // Speculative: each verify carries the next round's draft preview (used when every draft is
+  // accepted), so a round is one forward instead of two.
   bool fuse_commit = false;
   // Diffusion: expert budget + live-row reuse (clover-decoding.md §8, §9.1): a preview pass that
   // recomputes every row and the block coreset is followed by passes that compute only the live
@@ -89,6 +101,9 @@ struct RowGroup {
   int64_t first_position = 0;  // position of tokens[0]; rows are contiguous
   std::vector<int32_t> tokens;
   std::vector<int> logit_rows;  // ascending indices into `tokens` whose logits Consume needs
+  // kAppend only: the driver records the pass (model::AppendCapture) so that the Consume of this
+  // group may return StepEvents::discarded > 0.
+  bool capture = false;
   // kPreview with request reuse_passes > 0: the driver runs the group with the sequence's
   // model::PreviewCache (see PreviewReuseRows).
   std::optional<PreviewReuseRows> reuse = std::nullopt;
@@ -100,11 +115,14 @@ struct DecodeCounters {
   int64_t preview_passes = 0;
   int64_t commit_passes = 0;
   int64_t ar_passes = 0;   // one-token Append passes of the AR decoder
+  int64_t verify_passes = 0;   // causal passes of the speculative decoder
+  int64_t drafted = 0;         // draft tokens proposed by its previews
+  int64_t draft_accepted = 0;  // of those, accepted by the causal pass
   int64_t blocks = 0;      // blocks resolved
   int64_t rows_fixed = 0;  // rows fixed by LowConfidence (discarded ones included)
   int64_t tokens = 0;      // generated tokens emitted (a final stop id included)
 
-  int64_t passes() const { return preview_passes + commit_passes + ar_passes; }
+  int64_t passes() const { return preview_passes + commit_passes + ar_passes + verify_passes; }
   // Returns tokens / passes, or 0 before the first pass.
   double tokens_per_pass() const {
     return passes() == 0 ? 0.0 : static_cast<double>(tokens) / static_cast<double>(passes());
@@ -116,6 +134,9 @@ struct StepEvents {
   std::vector<int32_t> tokens;         // accepted into the answer, in order (never the mask id)
   std::string text;                    // streamable now (stop ids and held-back text excluded)
   int64_t committed = 0;               // tokens the consumed Append group wrote to the state
+  // Rows at the end of the consumed (captured) Append group that are not part of the sequence:
+  // the driver cuts them off (model::Model::TruncateAppend) before the next forward.
+  int64_t discarded = 0;
   std::optional<FinishReason> finish;  // set once, on the last step
 };
 

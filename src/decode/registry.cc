@@ -7,6 +7,7 @@
 #include "decode/ar_decoder.h"
 #include "decode/block_diffusion_decoder.h"
 #include "decode/request.h"
+#include "decode/speculative_decoder.h"
 
 namespace clover::decode {
 
@@ -21,13 +22,19 @@ Result<std::unique_ptr<Decoder>> CreateDecoder(const DecodeRequest& request,
           std::make_unique<ArDecoder>(resolved, model, std::move(token_text)));
     case DecoderKind::kDiffusion:
     case DecoderKind::kFrontier:
+    case DecoderKind::kSpeculative:
       if (!model.mask_token_id)
         return FailedPrecondition(
-            "decode: diffusion decoding needs the model's mask_token_id (config "
-            "mask_token_id / GGUF clover_moe.mask_token_id), and this model has none");
+            std::string("decode: ") +
+            (request.kind == DecoderKind::kSpeculative ? "speculative (draft-self)" : "diffusion") +
+            " decoding needs the model's mask_token_id (config mask_token_id / GGUF "
+            "clover_moe.mask_token_id), and this model has none");
       if (*model.mask_token_id < 0 || *model.mask_token_id >= model.vocab_size)
         return InvalidArgument("decode: mask_token_id " + std::to_string(*model.mask_token_id) +
                                " is outside the vocabulary of " + std::to_string(model.vocab_size));
+      if (request.kind == DecoderKind::kSpeculative)
+        return std::unique_ptr<Decoder>(
+            std::make_unique<SpeculativeDecoder>(resolved, model, std::move(token_text)));
       return std::unique_ptr<Decoder>(
           std::make_unique<BlockDiffusionDecoder>(resolved, model, std::move(token_text)));
   }

@@ -15,6 +15,8 @@ const char* DecoderKindName(DecoderKind kind) {
       return "diffusion";
     case DecoderKind::kFrontier:
       return "frontier";
+    case DecoderKind::kSpeculative:
+      return "speculative";
   }
   return "?";
 }
@@ -27,8 +29,10 @@ Result<DecoderKind> ParseDecoderKind(std::string_view name) {
   if (name == "ar") return DecoderKind::kAr;
   if (name == "diffusion") return DecoderKind::kDiffusion;
   if (name == "frontier") return DecoderKind::kFrontier;
-  return InvalidArgument("decoder: expected \"ar\", \"diffusion\" or \"frontier\", found \"" +
-                         std::string(name) + "\"");
+  if (name == "speculative") return DecoderKind::kSpeculative;
+  return InvalidArgument(
+      "decoder: expected \"ar\", \"diffusion\", \"frontier\" or \"speculative\", found \"" +
+      std::string(name) + "\"");
 }
 
 DecodeModelInfo DecodeModelInfoFromConfig(const model::ModelConfig& config, int64_t n_valid_tokens,
@@ -95,6 +99,12 @@ Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const Decod
     return InvalidArgument("decode: frontier floor expected in [0, 1], target_iters >= 1 and "
                            "max_stride >= 1, found " + std::to_string(f.floor) + ", " +
                            std::to_string(f.target_iters) + ", " + std::to_string(f.max_stride));
+  const SpeculativeParams& sp = request.speculative;
+  if (request.kind == DecoderKind::kSpeculative &&
+      !(sp.draft_min >= 1 && sp.draft_min <= sp.draft_max && sp.draft_max <= kMaxDraftTokens))
+    return InvalidArgument("decode: speculative draft_min and draft_max expected 1 <= draft_min <= "
+                           "draft_max <= " + std::to_string(kMaxDraftTokens) + ", found " +
+                           std::to_string(sp.draft_min) + " and " + std::to_string(sp.draft_max));
   return r;
 }
 

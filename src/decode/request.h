@@ -31,7 +31,10 @@ Result<ResolvedRequest> ResolveRequest(const DecodeRequest& request, const Decod
 DecodeModelInfo DecodeModelInfoFromConfig(const model::ModelConfig& config, int64_t n_valid_tokens,
                                           std::optional<int32_t> think_end_id);
 
-// Parses "ar" / "diffusion".
+// The longest draft a speculative round may verify: a block's worth of rows.
+inline constexpr int kMaxDraftTokens = 32;
+
+// Parses "ar" / "diffusion" / "frontier" / "speculative".
 Result<DecoderKind> ParseDecoderKind(std::string_view name);
 
 }  // namespace clover::decode

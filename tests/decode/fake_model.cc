@@ -16,6 +16,7 @@ Result<Trace> Drive(Decoder& decoder, const FakeModel& model, int max_steps) {
   for (int step = 0; !decoder.finished(); ++step) {
     if (step == max_steps) return InvalidArgument("fake driver: no finish after max_steps");
     std::vector<float> logits;
+    int64_t captured_rows = 0;
     for (const RowGroup& g : decoder.NextGroups()) {
       if (g.first_position != static_cast<int64_t>(trace.state.size()))
         return InvalidArgument("fake driver: group at position " +
@@ -25,6 +26,7 @@ Result<Trace> Drive(Decoder& decoder, const FakeModel& model, int max_steps) {
         const size_t base = trace.state.size();
         trace.state.insert(trace.state.end(), g.tokens.begin(), g.tokens.end());
         trace.appends.push_back(g.tokens);
+        captured_rows = g.capture ? static_cast<int64_t>(g.tokens.size()) : 0;
         for (int r : g.logit_rows) {
           const auto row = model.causal(std::span<const int32_t>(trace.state).first(base + r + 1));
           logits.insert(logits.end(), row.begin(), row.end());
@@ -38,6 +40,15 @@ Result<Trace> Drive(Decoder& decoder, const FakeModel& model, int max_steps) {
       }
     }
     CLOVER_ASSIGN_OR_RETURN(StepEvents ev, decoder.Consume(logits));
+    if (ev.discarded > 0) {
+      // Model::TruncateAppend's part: only the last append of this step, and only if captured.
+      if (captured_rows < ev.discarded)
+        return InvalidArgument("fake driver: " + std::to_string(ev.discarded) +
+                               " rows discarded, the step's captured append has " +
+                               std::to_string(captured_rows));
+      trace.state.resize(trace.state.size() - static_cast<size_t>(ev.discarded));
+      trace.discarded += ev.discarded;
+    }
     trace.emitted.insert(trace.emitted.end(), ev.tokens.begin(), ev.tokens.end());
     trace.text += ev.text;
     trace.committed_events += ev.committed;

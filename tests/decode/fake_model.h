@@ -35,13 +35,14 @@ struct PreviewRecord {
 };
 
 struct Trace {
-  std::vector<int32_t> state;    // every Append token, in order (prompt + commits)
+  std::vector<int32_t> state;    // the sequence: Append tokens in order, discarded rows removed
   std::vector<int32_t> emitted;  // every event token
   std::string text;
   std::optional<FinishReason> finish;
   std::vector<PreviewRecord> previews;
   std::vector<std::vector<int32_t>> appends;  // each Append group's tokens
   int64_t committed_events = 0;               // sum of StepEvents::committed
+  int64_t discarded = 0;                      // rows cut off again (StepEvents::discarded)
 };
 
 // Runs `decoder` to the end against `model`. Fails (InvalidArgument) when a group's position is
