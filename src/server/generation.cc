@@ -81,6 +81,7 @@ std::optional<ApiError> AddChoice(const ServedModel& served, const SamplingReque
   r.fuse_commit = s.fused_commit;
   if (s.frontier_floor) r.frontier.floor = *s.frontier_floor;
   if (s.frontier_target_iters) r.frontier.target_iters = *s.frontier_target_iters;
+  if (s.reuse_passes) r.reuse_passes = *s.reuse_passes;
 
   const tokenizer::Tokenizer* tok = &served.tokenizer;
   auto token_text = [tok](int32_t id) -> std::string {

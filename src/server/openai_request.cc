@@ -156,6 +156,7 @@ std::optional<ApiError> ParseSampling(const json& body, SamplingRequest* out) {
     cf.Bool("fused_commit", &out->fused_commit);
     cf.Number("frontier_floor", 0.0, 1.0, &out->frontier_floor);
     cf.Integer("frontier_target_iters", 1, 1024, &out->frontier_target_iters);
+    cf.Integer("reuse_passes", 0, 1024, &out->reuse_passes);
     cf.Integer("block_size", 1, 1 << 20, &out->block_size);
     if (cf.error) return cf.error;
     if (out->threshold && *out->threshold <= 0.0)

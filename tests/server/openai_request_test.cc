@@ -21,7 +21,8 @@ TEST(OpenAiRequestTest, ParsesAFullChatRequest) {
       "seed": 7, "presence_penalty": 0.5, "frequency_penalty": -0.5, "repetition_penalty": 1.1,
       "stop": ["a", ""], "n": 1, "stream": true, "stream_options": {"include_usage": true},
       "response_format": {"type": "text"}, "enable_thinking": false, "ignore_eos": true, "unknown_field": {"x": 1},
-      "clover": {"decoder": "ar", "threshold": 0.8, "block_size": 16, "fused_commit": true}})",
+      "clover": {"decoder": "ar", "threshold": 0.8, "block_size": 16, "fused_commit": true,
+                 "reuse_passes": 5}})",
                 &r);
   ASSERT_FALSE(e) << e->message;
   EXPECT_EQ(r.sampling.model, "m");
@@ -37,6 +38,7 @@ TEST(OpenAiRequestTest, ParsesAFullChatRequest) {
   EXPECT_EQ(r.sampling.decoder, decode::DecoderKind::kAr);
   EXPECT_EQ(r.sampling.block_size, 16);
   EXPECT_TRUE(r.sampling.fused_commit);
+  EXPECT_EQ(r.sampling.reuse_passes, 5);
   EXPECT_EQ(r.messages[0]["role"], "system");
   EXPECT_EQ(r.messages[1]["content"], "Hi there");
   EXPECT_EQ(r.enable_thinking, false);
@@ -111,6 +113,7 @@ TEST(OpenAiRequestTest, RejectsBadFieldsNamingThem) {
       {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"threshold": 1.5}})", "clover.threshold"},
       {R"({"messages": [{"role": "user", "content": "x"}], "model": 3})", "model"},
       {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"fused_commit": 1}})", "clover.fused_commit"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"reuse_passes": -1}})", "clover.reuse_passes"},
   };
   for (const BadCase& c : cases) {
     auto e = Chat(c.body);
