@@ -10,14 +10,7 @@ namespace clover::decode {
 
 ArDecoder::ArDecoder(const ResolvedRequest& request, const DecodeModelInfo& model,
                      TokenTextFn token_text)
-    : request_(request),
-      model_(model),
-      stream_(request.stop_ids, request.request.stop_strings, request.request.max_tokens,
-              std::move(token_text), model.think_end_id, request.request.thinking),
-      chooser_(model, request.penalties, request.stop_push, request.request.sampling),
-      rng_(request.request.sampling.seed) {
-  history_.AddPrompt(request_.request.prompt);
-}
+    : DecoderBase(request, model, std::move(token_text)) {}
 
 std::vector<RowGroup> ArDecoder::NextGroups() {
   switch (state_) {
@@ -58,9 +51,8 @@ Result<StepEvents> ArDecoder::Consume(std::span<const float> logits) {
     }
   }
 
-  const RowPhase phase{stream_.thinking() ? stream_.thinking_tokens() : -1,
-                       stream_.thinking() ? -1 : stream_.answer_tokens()};
-  CLOVER_ASSIGN_OR_RETURN(TokenChoice choice, chooser_.Choose(logits, history_, phase, rng_));
+  CLOVER_ASSIGN_OR_RETURN(TokenChoice choice,
+                          chooser_.Choose(logits, history_, NextPhase(), rng_));
   CLOVER_CHECK(!model_.mask_token_id || choice.token != *model_.mask_token_id);
   const int32_t token = choice.token;
   stream_.Emit({&token, 1}, events);

@@ -22,16 +22,10 @@ PreviewReuseRows AllRows(int block_size) {
 
 BlockDiffusionDecoder::BlockDiffusionDecoder(const ResolvedRequest& request,
                                              const DecodeModelInfo& model, TokenTextFn token_text)
-    : request_(request),
-      model_(model),
+    : DecoderBase(request, model, std::move(token_text)),
       mask_id_(*model.mask_token_id),
-      block_size_(request.block_size),
-      stream_(request.stop_ids, request.request.stop_strings, request.request.max_tokens,
-              std::move(token_text), model.think_end_id, request.request.thinking),
-      chooser_(model, request.penalties, request.stop_push, request.request.sampling),
-      rng_(request.request.sampling.seed) {
+      block_size_(request.block_size) {
   const std::vector<int32_t>& prompt = request_.request.prompt;
-  history_.AddPrompt(prompt);
   prefill_len_ = static_cast<int64_t>(prompt.size());
   if (model.block_alignment == model::BlockAlignment::kAbsolute) {
     // clover-decoding.md §2 item 3: blocks start at multiples of B; the prompt tail sits pre-fixed

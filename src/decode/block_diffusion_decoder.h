@@ -6,15 +6,12 @@
 #include <span>
 #include <vector>
 
-#include "decode/answer_stream.h"
-#include "decode/decoder.h"
+#include "decode/decoder_base.h"
 #include "decode/low_confidence.h"
-#include "decode/request.h"
-#include "decode/row_chooser.h"
 
 namespace clover::decode {
 
-class BlockDiffusionDecoder : public Decoder {
+class BlockDiffusionDecoder : public DecoderBase {
  public:
   // Preconditions (checked by CreateDecoder): `model.mask_token_id` is set, block size 8/16/32.
   BlockDiffusionDecoder(const ResolvedRequest& request, const DecodeModelInfo& model,
@@ -23,7 +20,6 @@ class BlockDiffusionDecoder : public Decoder {
   std::vector<RowGroup> NextGroups() override;
   Result<StepEvents> Consume(std::span<const float> logits) override;
   bool finished() const override { return state_ == State::kDone; }
-  const DecodeCounters& counters() const override { return counters_; }
 
  private:
   enum class State { kPrefill, kPreview, kCommit, kDone };
@@ -51,15 +47,8 @@ class BlockDiffusionDecoder : public Decoder {
   Status ConsumeGroup(std::span<const float> logits, std::span<const int> logit_rows,
                       StepEvents& events);
 
-  ResolvedRequest request_;
-  DecodeModelInfo model_;
   int32_t mask_id_;
   int block_size_;
-  AnswerStream stream_;
-  RowChooser chooser_;
-  TokenHistory history_;
-  Rng rng_;
-  DecodeCounters counters_;
   State state_ = State::kPrefill;
 
   int64_t position_ = 0;              // committed length

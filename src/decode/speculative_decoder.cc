@@ -11,21 +11,9 @@ namespace clover::decode {
 
 SpeculativeDecoder::SpeculativeDecoder(const ResolvedRequest& request, const DecodeModelInfo& model,
                                        TokenTextFn token_text)
-    : request_(request),
-      model_(model),
-      mask_id_(*model.mask_token_id),
-      stream_(request.stop_ids, request.request.stop_strings, request.request.max_tokens,
-              std::move(token_text), model.think_end_id, request.request.thinking),
-      chooser_(model, request.penalties, request.stop_push, request.request.sampling),
-      rng_(request.request.sampling.seed) {
-  history_.AddPrompt(request_.request.prompt);
+    : DecoderBase(request, model, std::move(token_text)), mask_id_(*model.mask_token_id) {
   const SpeculativeParams& p = request_.request.speculative;
   draft_length_ = std::clamp(4, p.draft_min, p.draft_max);
-}
-
-RowPhase SpeculativeDecoder::Phase() const {
-  return RowPhase{stream_.thinking() ? stream_.thinking_tokens() : -1,
-                  stream_.thinking() ? -1 : stream_.answer_tokens()};
 }
 
 int SpeculativeDecoder::DraftsWithin(int64_t pending) const {
@@ -134,7 +122,7 @@ Result<StepEvents> SpeculativeDecoder::Consume(std::span<const float> logits) {
   bool last_appended = false;  // the last emitted token is a verified draft, already in the state
   for (int64_t j = 0; j < n_causal; ++j) {
     CLOVER_ASSIGN_OR_RETURN(
-        TokenChoice choice, chooser_.Choose(logits.subspan(j * vocab, vocab), history_, Phase(), rng_));
+        TokenChoice choice, chooser_.Choose(logits.subspan(j * vocab, vocab), history_, NextPhase(), rng_));
     CLOVER_CHECK(choice.token != mask_id_);
     const int32_t token = choice.token;
     const bool matches = j < static_cast<int64_t>(drafts_.size()) && token == drafts_[j];

@@ -9,14 +9,11 @@
 #include <span>
 #include <vector>
 
-#include "decode/answer_stream.h"
-#include "decode/decoder.h"
-#include "decode/request.h"
-#include "decode/row_chooser.h"
+#include "decode/decoder_base.h"
 
 namespace clover::decode {
 
-class SpeculativeDecoder : public Decoder {
+class SpeculativeDecoder : public DecoderBase {
  public:
   // `model.mask_token_id` must be set (registry.cc checks it).
   SpeculativeDecoder(const ResolvedRequest& request, const DecodeModelInfo& model,
@@ -25,7 +22,6 @@ class SpeculativeDecoder : public Decoder {
   std::vector<RowGroup> NextGroups() override;
   Result<StepEvents> Consume(std::span<const float> logits) override;
   bool finished() const override { return state_ == State::kDone; }
-  const DecodeCounters& counters() const override { return counters_; }
 
   // Drafts the next round asks for before the budget clamp (adapts within the request's range).
   int draft_length() const { return draft_length_; }
@@ -43,18 +39,8 @@ class SpeculativeDecoder : public Decoder {
   RowGroup DraftGroup(int64_t position, int32_t anchor, int n) const;
   // Reads the drafts (argmax, the mask and padded ids excluded) from consecutive logit rows.
   void ReadDrafts(std::span<const float> logits, int n);
-  // Emits the seed chosen from `logits`; the next state follows from the stream.
-  void ChooseSeed(std::span<const float> logits, StepEvents& events, Status& status);
-  RowPhase Phase() const;
 
-  ResolvedRequest request_;
-  DecodeModelInfo model_;
   int32_t mask_id_;
-  AnswerStream stream_;
-  RowChooser chooser_;
-  TokenHistory history_;
-  Rng rng_;
-  DecodeCounters counters_;
   State state_ = State::kPrefill;
   int64_t position_ = 0;          // committed length
   int32_t seed_ = -1;             // emitted, not yet appended: the next row at position_
