@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <string>
 
-#include "kernels/delta_rule.h"
+#include "model/gdn_layer.h"
 #include "model/sequence_state.h"
 
 namespace clover::model {
@@ -25,7 +25,6 @@ Status TruncateCapturedAppend(const kernels::KernelContext& kc, const ModelConfi
   if (keep_rows == capture.rows) return Status::Ok();
 
   const int64_t conv_dim = config.conv_dim();
-  const int64_t key_dim = config.key_dim();
   const int64_t history = config.conv_kernel - 1;
   std::vector<float> discarded_out(static_cast<size_t>(keep_rows) * config.value_dim());
   for (int il = 0; il < config.n_layers; ++il) {
@@ -36,24 +35,9 @@ Status TruncateCapturedAppend(const kernels::KernelContext& kc, const ModelConfi
     if (keep_rows > 0) {
       // Token by token: the AR path's scan, so a truncated verify leaves the state an AR decode
       // of the same tokens would have.
-      kernels::DeltaRuleArgs args;
-      args.hk = config.hk;
-      args.hv = config.hv;
-      args.dk = config.dk;
-      args.dv = config.dv;
-      args.n_rows = keep_rows;
-      args.q = c.qkv.data();
-      args.k = args.q + key_dim;
-      args.v = args.q + 2 * key_dim;
-      args.qk_stride = conv_dim;
-      args.v_stride = conv_dim;
-      args.g = c.gate.data();
-      args.beta = c.beta.data();
-      args.gate_stride = config.hv;
-      args.state = recurrent;
-      args.out = discarded_out.data();
-      args.out_stride = config.value_dim();
-      kernels::DeltaRuleRecurrent(kc, args);
+      kernels::DeltaRuleRecurrent(
+          kc, GdnDeltaRuleArgs(config, keep_rows, c.qkv.data(), c.gate.data(), c.beta.data(),
+                               config.hv, recurrent, discarded_out.data()));
     }
     // The conv state holds the last `history` conv inputs: the old ones followed by the kept rows.
     float* conv = state.conv_state(il);

@@ -14,6 +14,29 @@
 
 namespace clover::model {
 
+kernels::DeltaRuleArgs GdnDeltaRuleArgs(const ModelConfig& cfg, int64_t rows, const float* qkv,
+                                        const float* g, const float* beta, int64_t gate_stride,
+                                        float* state, float* out) {
+  kernels::DeltaRuleArgs args;
+  args.hk = cfg.hk;
+  args.hv = cfg.hv;
+  args.dk = cfg.dk;
+  args.dv = cfg.dv;
+  args.n_rows = rows;
+  args.q = qkv;
+  args.k = qkv + cfg.key_dim();
+  args.v = qkv + 2 * cfg.key_dim();
+  args.qk_stride = cfg.conv_dim();
+  args.v_stride = cfg.conv_dim();
+  args.g = g;
+  args.beta = beta;
+  args.gate_stride = gate_stride;
+  args.state = state;
+  args.out = out;
+  args.out_stride = cfg.value_dim();
+  return args;
+}
+
 void GdnScanRows(const ForwardContext& fc, const GdnWeights& w, int64_t rows, const float* mixed,
                  int64_t mixed_stride, const float* beta, const float* g, int64_t gate_stride,
                  float* conv_state, float* recurrent, float* qkv, float* core) {
@@ -32,23 +55,8 @@ void GdnScanRows(const ForwardContext& fc, const GdnWeights& w, int64_t rows, co
       }
     }
   });
-  kernels::DeltaRuleArgs args;
-  args.hk = cfg.hk;
-  args.hv = cfg.hv;
-  args.dk = cfg.dk;
-  args.dv = cfg.dv;
-  args.n_rows = rows;
-  args.q = qkv;
-  args.k = args.q + key_dim;
-  args.v = args.q + 2 * key_dim;
-  args.qk_stride = conv_dim;
-  args.v_stride = conv_dim;
-  args.g = g;
-  args.beta = beta;
-  args.gate_stride = gate_stride;
-  args.state = recurrent;
-  args.out = core;
-  args.out_stride = cfg.value_dim();
+  const kernels::DeltaRuleArgs args =
+      GdnDeltaRuleArgs(cfg, rows, qkv, g, beta, gate_stride, recurrent, core);
   const bool chunked =
       fc.gdn_scan == GdnScan::kChunked || (fc.gdn_scan == GdnScan::kAuto && rows > 1);
   if (chunked) {

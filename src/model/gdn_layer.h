@@ -1,6 +1,7 @@
 // Gated DeltaNet mixer of one layer (architecture.md §3.2).
 #pragma once
 
+#include "kernels/delta_rule.h"
 #include "model/forward_context.h"
 #include "model/weights.h"
 
@@ -21,5 +22,12 @@ void GdnForward(const ForwardContext& fc, int layer, const GdnWeights& w, const 
 void GdnScanRows(const ForwardContext& fc, const GdnWeights& w, int64_t rows, const float* mixed,
                  int64_t mixed_stride, const float* beta, const float* g, int64_t gate_stride,
                  float* conv_state, float* recurrent, float* qkv, float* core);
+
+// The delta-rule call over `rows` rows of normed q/k/v (`qkv`, [rows][conv_dim]) and gates
+// `g` / `beta` (`gate_stride` floats apart), updating `state` and writing `out`
+// ([rows][value_dim]).
+kernels::DeltaRuleArgs GdnDeltaRuleArgs(const ModelConfig& cfg, int64_t rows, const float* qkv,
+                                        const float* g, const float* beta, int64_t gate_stride,
+                                        float* state, float* out);
 
 }  // namespace clover::model
