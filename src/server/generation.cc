@@ -42,7 +42,7 @@ std::optional<ApiError> AddChoice(const ServedModel& served, const SamplingReque
   decode::DecodeRequest r;
   r.kind = s.decoder.value_or(info.mask_token_id ? decode::DecoderKind::kDiffusion
                                                  : decode::DecoderKind::kAr);
-  if (decode::IsBlockDecoder(r.kind) && !info.mask_token_id)
+  if (r.kind != decode::DecoderKind::kAr && !info.mask_token_id)
     return InvalidRequest("clover.decoder", std::string("'clover.decoder' is \"") +
                                                 decode::DecoderKindName(r.kind) +
                                                 "\" but the model has no mask token; use \"ar\"");
@@ -81,6 +81,8 @@ std::optional<ApiError> AddChoice(const ServedModel& served, const SamplingReque
   r.fuse_commit = s.fused_commit;
   if (s.frontier_floor) r.frontier.floor = *s.frontier_floor;
   if (s.frontier_target_iters) r.frontier.target_iters = *s.frontier_target_iters;
+  if (s.draft_min) r.speculative.draft_min = *s.draft_min;
+  if (s.draft_max) r.speculative.draft_max = *s.draft_max;
   if (s.reuse_passes) r.reuse_passes = *s.reuse_passes;
 
   const tokenizer::Tokenizer* tok = &served.tokenizer;

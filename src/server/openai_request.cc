@@ -149,13 +149,16 @@ std::optional<ApiError> ParseSampling(const json& body, SamplingRequest* out) {
                          : Result<decode::DecoderKind>(InvalidArgument("not a string"));
       if (!kind.ok())
         return InvalidRequest("clover.decoder",
-                              "'clover.decoder' must be \"diffusion\", \"frontier\" or \"ar\", got " + d->dump());
+                              "'clover.decoder' must be \"diffusion\", \"frontier\", \"speculative\" or "
+                              "\"ar\", got " + d->dump());
       out->decoder = *kind;
     }
     cf.Number("threshold", 0.0, 1.0, &out->threshold);
     cf.Bool("fused_commit", &out->fused_commit);
     cf.Number("frontier_floor", 0.0, 1.0, &out->frontier_floor);
     cf.Integer("frontier_target_iters", 1, 1024, &out->frontier_target_iters);
+    cf.Integer("draft_min", 1, decode::kMaxDraftTokens, &out->draft_min);
+    cf.Integer("draft_max", 1, decode::kMaxDraftTokens, &out->draft_max);
     cf.Integer("reuse_passes", 0, 1024, &out->reuse_passes);
     cf.Integer("block_size", 1, 1 << 20, &out->block_size);
     if (cf.error) return cf.error;

@@ -37,6 +37,8 @@ struct SamplingRequest {
   bool fused_commit = false;
   std::optional<double> frontier_floor;       // decoder "frontier" only
   std::optional<int> frontier_target_iters;
+  std::optional<int> draft_min;  // decoder "speculative" only
+  std::optional<int> draft_max;
   std::optional<int> reuse_passes;  // block decoders: expert budget + live-row reuse, 0 = off
 };
 

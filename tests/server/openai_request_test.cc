@@ -46,6 +46,18 @@ TEST(OpenAiRequestTest, ParsesAFullChatRequest) {
   EXPECT_TRUE(r.tools.is_null());
 }
 
+TEST(OpenAiRequestTest, SpeculativeDecoderAndDraftRange) {
+  ChatRequest r;
+  auto e = Chat(R"({"messages": [{"role": "user", "content": "x"}],
+      "clover": {"decoder": "speculative", "draft_min": 2, "draft_max": 8, "fused_commit": true}})",
+                &r);
+  ASSERT_FALSE(e) << e->message;
+  EXPECT_EQ(r.sampling.decoder, decode::DecoderKind::kSpeculative);
+  EXPECT_EQ(r.sampling.draft_min, 2);
+  EXPECT_EQ(r.sampling.draft_max, 8);
+  EXPECT_TRUE(r.sampling.fused_commit);
+}
+
 TEST(OpenAiRequestTest, ThinkingFromTemplateKwargs) {
   ChatRequest r;
   ASSERT_FALSE(Chat(R"({"messages": [{"role": "user", "content": "x"}],
@@ -114,6 +126,8 @@ TEST(OpenAiRequestTest, RejectsBadFieldsNamingThem) {
       {R"({"messages": [{"role": "user", "content": "x"}], "model": 3})", "model"},
       {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"fused_commit": 1}})", "clover.fused_commit"},
       {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"reuse_passes": -1}})", "clover.reuse_passes"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"draft_max": 33}})", "clover.draft_max"},
+      {R"({"messages": [{"role": "user", "content": "x"}], "clover": {"draft_min": 0}})", "clover.draft_min"},
   };
   for (const BadCase& c : cases) {
     auto e = Chat(c.body);
