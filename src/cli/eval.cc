@@ -30,8 +30,7 @@ struct EvalOptions {
   int64_t limit = 0;
   int threads = 0;
   int64_t max_tokens = 128;  // evaluate.py's max_new
-  bool fuse_commit = false;
-  decode::FrontierParams frontier;
+  decode::DecodeRequest tuning;  // decoder options (AddDecoderOptions); kind and prompt unused
   bool json = false;
 };
 
@@ -58,10 +57,14 @@ struct Tally {
   int64_t tokens = 0;
   int64_t passes = 0;
   int64_t forwards = 0;  // Model::Forward calls after the prefill (fewer than passes when fused)
+  int64_t drafted = 0;   // speculative: draft tokens proposed / accepted
+  int64_t accepted = 0;
   double seconds = 0.0;
 
   void Add(const Tally& t) {
     n += t.n;
+    drafted += t.drafted;
+    accepted += t.accepted;
     correct += t.correct;
     tokens += t.tokens;
     passes += t.passes;
@@ -152,7 +155,8 @@ std::string FinalAnswer(const std::string& text) {
 Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool has_mask) {
   std::vector<std::string> names;
   const std::string list =
-      opts.decoders.empty() ? (has_mask ? "ar,diffusion,frontier" : "ar") : opts.decoders;
+      opts.decoders.empty() ? (has_mask ? "ar,diffusion,frontier,speculative" : "ar")
+                            : opts.decoders;
   for (size_t at = 0; at <= list.size();) {
     const size_t comma = std::min(list.find(',', at), list.size());
     names.push_back(list.substr(at, comma - at));
@@ -175,7 +179,7 @@ Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool ha
     Result<decode::DecoderKind> parsed = decode::ParseDecoderKind(name);
     if (!parsed.ok()) return InvalidArgument("--decoders: " + parsed.status().message());
     const decode::DecoderKind kind = *parsed;
-    if (kind == decode::DecoderKind::kAr) {
+    if (!decode::IsBlockDecoder(kind)) {  // no threshold or block axis
       out.push_back({kind, 0.0, 0});
       continue;
     }
@@ -189,13 +193,12 @@ Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool ha
 class SuiteRunner {
  public:
   SuiteRunner(std::unique_ptr<Engine> engine, tokenizer::Tokenizer tok, int64_t max_tokens,
-              bool fuse_commit, decode::FrontierParams frontier)
+              const decode::DecodeRequest& tuning)
       : engine_(std::move(engine)),
         tok_(std::move(tok)),
         generator_(*engine_->model),
         max_tokens_(max_tokens),
-        fuse_commit_(fuse_commit),
-        frontier_(frontier) {
+        tuning_(tuning) {
     const int32_t think_end = tok_.TokenToId("</think>");
     info_ = decode::DecodeModelInfoFromConfig(
         engine_->model->config(), tok_.vocab_size(),
@@ -207,15 +210,13 @@ class SuiteRunner {
   // Runs one task greedily; returns its tally (n = 1, correct 0 or 1).
   Result<Tally> RunTask(const DecoderConfig& config, const std::vector<int32_t>& prompt,
                         bool thinking, const std::string& answer) {
-    decode::DecodeRequest req;
+    decode::DecodeRequest req = tuning_;
     req.kind = config.kind;
     req.prompt = prompt;
     req.max_tokens = max_tokens_;
     req.threshold = config.threshold;
     req.block_size = config.block;
     req.thinking = thinking;
-    req.fuse_commit = fuse_commit_;
-    req.frontier = frontier_;
     // Plain greedy, as tools/train/evaluate.py decodes: no presence/repetition penalty.
     req.penalties.presence = 0.0f;
     req.penalties.frequency = 0.0f;
@@ -235,6 +236,8 @@ class SuiteRunner {
     t.tokens = r.counters.tokens;
     t.passes = r.counters.passes();
     t.forwards = r.forward_calls;
+    t.drafted = r.counters.drafted;
+    t.accepted = r.counters.draft_accepted;
     t.seconds = r.seconds;
     return t;
   }
@@ -246,13 +249,12 @@ class SuiteRunner {
   tokenizer::Tokenizer tok_;
   decode::Generator generator_;
   int64_t max_tokens_;
-  bool fuse_commit_;
-  decode::FrontierParams frontier_;
+  decode::DecodeRequest tuning_;
   decode::DecodeModelInfo info_;
 };
 
 nlohmann::ordered_json RowJson(const ConfigResult& r) {
-  const bool ar = r.config.kind == decode::DecoderKind::kAr;
+  const bool ar = !decode::IsBlockDecoder(r.config.kind);  // no tau or block axis
   nlohmann::ordered_json row;
   row["decoder"] = decode::DecoderKindName(r.config.kind);
   row["threshold"] =
@@ -263,6 +265,10 @@ nlohmann::ordered_json RowJson(const ConfigResult& r) {
   row["passes"] = r.total.passes_per_answer();
   row["forwards"] = r.total.forwards_per_answer();
   row["tok_s"] = r.total.tok_s();
+  row["draft_acceptance"] =
+      r.config.kind == decode::DecoderKind::kSpeculative && r.total.drafted > 0
+          ? nlohmann::ordered_json(static_cast<double>(r.total.accepted) / r.total.drafted)
+          : nlohmann::ordered_json(nullptr);
   row["n"] = r.total.n;
   nlohmann::ordered_json by = nlohmann::ordered_json::object();
   for (const auto& [task, t] : r.by_task) {
@@ -273,23 +279,27 @@ nlohmann::ordered_json RowJson(const ConfigResult& r) {
 }
 
 void PrintTable(const std::vector<ConfigResult>& results) {
-  std::printf("%-10s %5s %5s %9s %11s %13s %15s %8s\n", "decoder", "tau", "block", "accuracy",
-              "tokens/pass", "passes/answer", "forwards/answer", "tok/s");
+  std::printf("%-11s %5s %5s %9s %11s %13s %15s %8s %9s\n", "decoder", "tau", "block",
+              "accuracy", "tokens/pass", "passes/answer", "forwards/answer", "tok/s", "accepted");
   for (const ConfigResult& r : results) {
-    const bool ar = r.config.kind == decode::DecoderKind::kAr;
-    std::printf("%-10s %5s %5s %8.1f%% %11.2f %13.1f %15.1f %8.1f\n",
+    const bool ar = !decode::IsBlockDecoder(r.config.kind);  // no tau or block axis
+    const std::string accepted =
+        r.total.drafted > 0
+            ? std::to_string(static_cast<int>(100.0 * r.total.accepted / r.total.drafted + 0.5)) + "%"
+            : "-";
+    std::printf("%-11s %5s %5s %8.1f%% %11.2f %13.1f %15.1f %8.1f %9s\n",
                 decode::DecoderKindName(r.config.kind),
                 ar ? "-" : std::to_string(r.config.threshold).substr(0, 4).c_str(),
                 ar ? "-" : std::to_string(r.config.block).c_str(), 100.0 * r.total.accuracy(),
                 r.total.tokens_per_pass(), r.total.passes_per_answer(),
-                r.total.forwards_per_answer(), r.total.tok_s());
+                r.total.forwards_per_answer(), r.total.tok_s(), accepted.c_str());
   }
   if (results.empty()) return;
   std::printf("\naccuracy by task (%%; tokens/pass in parentheses)\n%-10s", "task");
   for (const ConfigResult& r : results) {
-    const bool ar = r.config.kind == decode::DecoderKind::kAr;
+    const bool ar = !decode::IsBlockDecoder(r.config.kind);
     const std::string head =
-        ar ? "ar"
+        ar ? std::string(decode::DecoderKindName(r.config.kind))
            : std::to_string(r.config.threshold).substr(0, 4) + "/" + std::to_string(r.config.block);
     std::printf(" %13s", head.c_str());
   }
@@ -346,8 +356,7 @@ Status RunEval(EvalOptions opts) {
     prompts.push_back(tok.Encode(rendered));
   }
 
-  SuiteRunner runner(std::move(engine), std::move(tok), opts.max_tokens, opts.fuse_commit,
-                     opts.frontier);
+  SuiteRunner runner(std::move(engine), std::move(tok), opts.max_tokens, opts.tuning);
   std::vector<ConfigResult> results;
   Progress progress("eval", configs.size() * tasks.size());
   uint64_t done = 0;
@@ -395,7 +404,7 @@ void RegisterEvalCommand(CLI::App& app) {
   cmd->add_option("--blocks", opts->blocks, "diffusion block sizes (default 8,16,32)");
   cmd->add_option("--limit", opts->limit, "first N tasks only (default: all)");
   cmd->add_option("--max-tokens", opts->max_tokens, "generated tokens per answer (default 128)");
-  AddBlockDecoderOptions(cmd, &opts->frontier, &opts->fuse_commit);
+  AddDecoderOptions(cmd, &opts->tuning);
   cmd->add_flag("--json", opts->json, "print the rows as JSON");
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {

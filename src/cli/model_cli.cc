@@ -81,13 +81,22 @@ void AddThreadsOption(CLI::App* cmd, int* threads) {
   cmd->add_option("--threads", *threads, "worker threads (default: one per core)");
 }
 
-void AddBlockDecoderOptions(CLI::App* cmd, decode::FrontierParams* frontier, bool* fuse_commit) {
-  cmd->add_option("--frontier-floor", frontier->floor,
+void AddDecoderOptions(CLI::App* cmd, decode::DecodeRequest* request) {
+  cmd->add_option("--frontier-floor", request->frontier.floor,
                   "frontier: confidence floor of stride rows (default 0.7)");
-  cmd->add_option("--frontier-iters", frontier->target_iters,
+  cmd->add_option("--frontier-iters", request->frontier.target_iters,
                   "frontier: passes a block should take (default 8)");
-  cmd->add_flag("--fused-commit", *fuse_commit,
-                "diffusion: run each commit with the next block's first preview in one forward");
+  cmd->add_flag("--fused-commit", request->fuse_commit,
+                "diffusion: run each commit with the next block's first preview in one forward; "
+                "speculative: draft the next round inside each verify pass");
+  cmd->add_option("--draft-min", request->speculative.draft_min,
+                  "speculative: shortest draft (default 2)");
+  cmd->add_option("--draft-max", request->speculative.draft_max,
+                  "speculative: longest draft (default 16, at most 32)");
+  cmd->add_option("--reuse-passes", request->reuse_passes,
+                  "diffusion: recompute every row and the expert coreset every N preview passes "
+                  "(or once the masked rows halve); between, only rows that changed run "
+                  "(default 0 = off)");
 }
 
 }  // namespace clover::cli

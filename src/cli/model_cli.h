@@ -47,8 +47,8 @@ Result<model::ForwardLogits> AppendTokens(Engine& engine, model::SequenceState& 
 // Adds `--threads N` to `cmd`.
 void AddThreadsOption(CLI::App* cmd, int* threads);
 
-// Adds the block decoders' options to `cmd`: `--frontier-floor`, `--frontier-iters` and
-// `--fused-commit`.
-void AddBlockDecoderOptions(CLI::App* cmd, decode::FrontierParams* frontier, bool* fuse_commit);
+// Adds the decoders' tuning options to `cmd`, stored into `request`: `--frontier-floor`,
+// `--frontier-iters`, `--fused-commit`, `--draft-min`, `--draft-max` and `--reuse-passes`.
+void AddDecoderOptions(CLI::App* cmd, decode::DecodeRequest* request);
 
 }  // namespace clover::cli

@@ -32,8 +32,7 @@ struct RunOptions {
   int block = 0;
   float temperature = 0.0f;
   uint64_t seed = 0;
-  bool fuse_commit = false;
-  decode::FrontierParams frontier;
+  decode::DecodeRequest tuning;  // decoder options (AddDecoderOptions); kind and prompt unused
   int threads = 0;
 };
 
@@ -110,8 +109,9 @@ class ChatSession {
     req.sampling.temperature = opts_.temperature;
     req.sampling.seed = opts_.seed;
     req.thinking = thinking;
-    req.fuse_commit = opts_.fuse_commit;
-    req.frontier = opts_.frontier;
+    req.fuse_commit = opts_.tuning.fuse_commit;
+    req.frontier = opts_.tuning.frontier;
+    req.speculative = opts_.tuning.speculative;
     const int32_t think_end = tok_.TokenToId("</think>");
     const decode::DecodeModelInfo info = decode::DecodeModelInfoFromConfig(
         engine_->model->config(), tok_.vocab_size(),
@@ -147,14 +147,20 @@ class ChatSession {
     for (int64_t e : r.distinct_experts_sum) experts += static_cast<double>(e);
     if (r.forward_calls > 0 && !r.distinct_experts_sum.empty())
       experts /= static_cast<double>(r.forward_calls * r.distinct_experts_sum.size());
+    std::string other_passes;
+    if (c.ar_passes > 0) other_passes += " + " + std::to_string(c.ar_passes) + " ar";
+    if (c.verify_passes > 0) {
+      other_passes += " + " + std::to_string(c.verify_passes) + " verify; " +
+                      std::to_string(c.draft_accepted) + "/" + std::to_string(c.drafted) +
+                      " drafts accepted";
+    }
     std::printf(
         "[%lld tokens, %lld blocks, %lld passes (%lld preview + %lld commit%s), "
         "%.2f tokens/pass, %.1f tok/s, %.1f experts/layer/pass%s]\n",
         static_cast<long long>(c.tokens), static_cast<long long>(c.blocks),
         static_cast<long long>(c.passes()), static_cast<long long>(c.preview_passes),
-        static_cast<long long>(c.commit_passes),
-        c.ar_passes > 0 ? (" + " + std::to_string(c.ar_passes) + " ar").c_str() : "",
-        c.tokens_per_pass(), tps, experts, r.cancelled ? ", interrupted" : "");
+        static_cast<long long>(c.commit_passes), other_passes.c_str(), c.tokens_per_pass(), tps,
+        experts, r.cancelled ? ", interrupted" : "");
     return Status::Ok();
   }
 
@@ -218,12 +224,12 @@ void RegisterRunCommand(CLI::App& app) {
   cmd->add_flag("--no-think", opts->no_think, "render the template with enable_thinking=false");
   cmd->add_option("--max-tokens", opts->max_tokens, "generated tokens per answer (default 1024)");
   cmd->add_option("--decoder", opts->decoder,
-                  "diffusion, frontier or ar (default: diffusion when the model has a mask token, else ar)");
+                  "diffusion, frontier, speculative or ar (default: diffusion when the model has a mask token, else ar)");
   cmd->add_option("--threshold", opts->threshold, "LowConfidence threshold tau (default 0.95)");
   cmd->add_option("--block", opts->block, "block size 8, 16 or 32 (default: the model's)");
   cmd->add_option("--temperature", opts->temperature, "sampling temperature (default 0 = greedy)");
   cmd->add_option("--seed", opts->seed, "sampling seed");
-  AddBlockDecoderOptions(cmd, &opts->frontier, &opts->fuse_commit);
+  AddDecoderOptions(cmd, &opts->tuning);
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {
     Status s = RunChat(*opts);

@@ -38,6 +38,24 @@ TEST(RunCommandTest, DemoModelAnswersAndPrintsStats) {
   }
 }
 
+TEST(RunCommandTest, SpeculativeDecoderPrintsTheArAnswerInFewerPasses) {
+  if (!fs::exists(kDemo / "config.json") || !fs::exists(kDemo / "tokenizer.json"))
+    GTEST_SKIP() << "models/clover-demo is not there yet (config.json + tokenizer.json)";
+  const std::string base = "run " + kDemo.string() +
+                           " --prompt 'Reverse the word: planet' --no-think --max-tokens 24 ";
+  const auto ar = RunClover(base + "--decoder ar");
+  const auto spec = RunClover(base + "--decoder speculative --fused-commit --draft-max 8");
+  ASSERT_EQ(ar.rc, 0);
+  ASSERT_EQ(spec.rc, 0) << spec.err;
+  const auto answer = [](const std::string& out) { return out.substr(0, out.rfind("\n[")); };
+  EXPECT_EQ(answer(spec.out), answer(ar.out));
+  const std::regex stats(R"(, (\d+) passes \(.* \+ (\d+) verify; (\d+)/(\d+) drafts accepted\))");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(spec.out, m, stats)) << spec.out;
+  EXPECT_EQ(m[1], m[2]);  // fused: every pass is a verify
+  EXPECT_LE(std::stoi(m[3]), std::stoi(m[4]));
+}
+
 TEST(RunCommandTest, MissingModelIsAClearError) {
   const auto [rc, out, err] = RunClover("run /nonexistent/model --prompt hi");
   // 1 or 2 from ReportError, not CLI11's usage codes (>= 100) and not a crash (-1).
