@@ -153,8 +153,8 @@ Result<ForwardLogits> Model::Forward(const ForwardBatch& batch, ForwardScratch& 
   for (const PreviewGroup& g : batch.previews) {
     const PreviewPass* pass = nullptr;
     if (g.reuse.cache != nullptr)
-      pass = &reuse.emplace_back(
-          BeginPreviewPass(g, cfg, preview_gdn_ == PreviewGdn::kBidirectional));
+      pass =
+          &reuse.emplace_back(BeginPreviewPass(g, cfg, preview_gdn_ == PreviewGdn::kBidirectional));
     const int64_t count =
         static_cast<int64_t>(pass != nullptr ? pass->live.size() : g.tokens.size());
     groups.push_back({nullptr, g.state, n, count, g.first_pos});
