@@ -11,22 +11,16 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <memory>
 #include <numeric>
-#include <optional>
 #include <string>
 #include <vector>
 
-#include "core/thread_pool.h"
+#include "bench_model.h"
 #include "decode/generator.h"
 #include "decode/registry.h"
 #include "decode/request.h"
-#include "kernels/kernel_table.h"
-#include "model/loader.h"
 #include "model/model.h"
-#include "model/random_weights.h"
 
 namespace clover::model {
 namespace {
@@ -35,44 +29,18 @@ constexpr int kPrompt = 64;
 constexpr int kBlock = 32;
 constexpr int kFixed = 16;  // mid-block: the first half of the rows is fixed
 
-struct Bench {
-  std::unique_ptr<ThreadPool> pool;
-  std::unique_ptr<kernels::KernelContext> ctx;
-  ModelWeights weights;
-  std::unique_ptr<Model> model;
-  ForwardScratch scratch;
-  std::optional<SequenceState> seq;  // made once the model exists
-  std::vector<int32_t> prompt;
+struct Bench : clover::bench::BenchModel {
   std::vector<int32_t> block;
   PreviewCache cache;
 };
 
-Result<std::unique_ptr<Bench>> Setup() {
-  auto b = std::make_unique<Bench>();
-  const char* path = std::getenv("CLOVER_BENCH_MODEL");
-  if (path != nullptr) {
-    CLOVER_ASSIGN_OR_RETURN(b->weights, LoadModel(path));
-  } else {
-    CLOVER_ASSIGN_OR_RETURN(ModelConfig c, RandomModelConfig("medium"));
-    c.mask_token_id = c.vocab_size - 1;
-    b->weights = MakeRandomWeights(c, 1, DType::kF32);
-  }
-  const char* threads = std::getenv("CLOVER_BENCH_THREADS");
-  b->pool = std::make_unique<ThreadPool>(threads != nullptr ? std::atoi(threads) : 0);
-  CLOVER_ASSIGN_OR_RETURN(const kernels::KernelTable* table, kernels::SelectKernelTable());
-  b->ctx = std::make_unique<kernels::KernelContext>(kernels::KernelContext{*b->pool, *table});
-  CLOVER_ASSIGN_OR_RETURN(b->model, Model::Create(b->weights, *b->ctx));
-  const ModelConfig& cfg = b->weights.config;
-  b->seq.emplace(b->model->NewSequence());
-  for (int i = 0; i < kPrompt; ++i)
-    b->prompt.push_back(static_cast<int32_t>((i * 7919 + 13) % cfg.vocab_size));
-  ForwardBatch prefill;
-  prefill.appends.push_back({&*b->seq, b->prompt, 0, {}});
-  CLOVER_TRY(b->model->Forward(prefill, b->scratch).status());
+Status Setup(Bench* b) {
+  CLOVER_TRY(clover::bench::LoadBenchModel(kPrompt, b));
+  const ModelConfig& cfg = b->config();
   const int32_t mask = static_cast<int32_t>(cfg.mask_token_id.value_or(cfg.vocab_size - 1));
   for (int j = 0; j < kBlock; ++j)
     b->block.push_back(j < kFixed ? static_cast<int32_t>((j * 104729 + 7) % cfg.vocab_size) : mask);
-  return b;
+  return Status::Ok();
 }
 
 // Runs one preview of the block with `reuse`, with logits for the masked rows that run (as the
@@ -146,31 +114,25 @@ void BM_Block(benchmark::State& state, Bench* b) {
 
 int main(int argc, char** argv) {
   using namespace clover::model;
-  clover::Result<std::unique_ptr<Bench>> b = Setup();
-  if (!b.ok()) {
-    std::fprintf(stderr, "preview_reuse_bench: %s\n", b.status().ToString().c_str());
-    return 1;
+  Bench bench;
+  const clover::Status setup = Setup(&bench);
+  if (setup.ok()) {
+    benchmark::RegisterBenchmark("BM_PlainPreview", BM_PlainPreview, &bench)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_RefreshPreview", BM_RefreshPreview, &bench)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_ReusePreview", BM_ReusePreview, &bench)
+        ->Arg(17)
+        ->Arg(8)
+        ->Arg(4)
+        ->Arg(2)
+        ->Arg(1)
+        ->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark("BM_Block", BM_Block, &bench)
+        ->Arg(0)
+        ->Arg(1)
+        ->Arg(5)
+        ->Unit(benchmark::kMillisecond);
   }
-  Bench* bench = b->get();
-  benchmark::RegisterBenchmark("BM_PlainPreview", BM_PlainPreview, bench)
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_RefreshPreview", BM_RefreshPreview, bench)
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_ReusePreview", BM_ReusePreview, bench)
-      ->Arg(17)
-      ->Arg(8)
-      ->Arg(4)
-      ->Arg(2)
-      ->Arg(1)
-      ->Unit(benchmark::kMillisecond);
-  benchmark::RegisterBenchmark("BM_Block", BM_Block, bench)
-      ->Arg(0)
-      ->Arg(1)
-      ->Arg(5)
-      ->Unit(benchmark::kMillisecond);
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return clover::bench::RunBenchmarks("preview_reuse_bench", setup, argc, argv);
 }

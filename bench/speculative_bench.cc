@@ -7,8 +7,8 @@
 // CLOVER_BENCH_MODEL=model.gguf build/bench/speculative_bench (bench_model.h for the defaults).
 #include <benchmark/benchmark.h>
 
-#include <cstdio>
 #include <numeric>
+#include <utility>
 
 #include "bench_model.h"
 
@@ -112,28 +112,23 @@ void BM_Rollback(benchmark::State& state, BenchModel* b) {
 
 int main(int argc, char** argv) {
   using namespace clover::bench;
-  clover::Result<std::unique_ptr<BenchModel>> b = LoadBenchModel(kPrompt);
-  if (!b.ok()) {
-    std::fprintf(stderr, "speculative_bench: %s\n", b.status().ToString().c_str());
-    return 1;
+  BenchModel bench;
+  const clover::Status setup = LoadBenchModel(kPrompt, &bench);
+  if (setup.ok()) {
+    benchmark::RegisterBenchmark("BM_ArStep", BM_ArStep, &bench)->Unit(benchmark::kMillisecond);
+    const std::pair<const char*, void (*)(benchmark::State&, BenchModel*)> rounds[] = {
+        {"BM_DraftPass", BM_DraftPass},
+        {"BM_VerifyPass", BM_VerifyPass},
+        {"BM_FusedRound", BM_FusedRound},
+        {"BM_Rollback", BM_Rollback}};
+    for (const auto& [name, fn] : rounds) {
+      benchmark::RegisterBenchmark(name, fn, &bench)
+          ->Arg(2)
+          ->Arg(4)
+          ->Arg(8)
+          ->Arg(16)
+          ->Unit(benchmark::kMillisecond);
+    }
   }
-  BenchModel* bench = b->get();
-  benchmark::RegisterBenchmark("BM_ArStep", BM_ArStep, bench)->Unit(benchmark::kMillisecond);
-  for (auto* fn : {&BM_DraftPass, &BM_VerifyPass, &BM_FusedRound, &BM_Rollback}) {
-    const char* name = fn == &BM_DraftPass    ? "BM_DraftPass"
-                       : fn == &BM_VerifyPass ? "BM_VerifyPass"
-                       : fn == &BM_FusedRound ? "BM_FusedRound"
-                                              : "BM_Rollback";
-    benchmark::RegisterBenchmark(name, *fn, bench)
-        ->Arg(2)
-        ->Arg(4)
-        ->Arg(8)
-        ->Arg(16)
-        ->Unit(benchmark::kMillisecond);
-  }
-  benchmark::Initialize(&argc, argv);
-  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
-  benchmark::RunSpecifiedBenchmarks();
-  benchmark::Shutdown();
-  return 0;
+  return RunBenchmarks("speculative_bench", setup, argc, argv);
 }
