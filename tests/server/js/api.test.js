@@ -193,6 +193,25 @@ describe('chat completions', () => {
     assert.equal(folded.usage.clover.passes, folded.usage.completion_tokens - 1, 'AR: one pass per token');
   });
 
+  test('the speculative decoder streams the AR answer in fewer passes', async () => {
+    const params = { messages: [{ role: 'user', content: 'What can you do?' }], temperature: 0,
+      enable_thinking: false, stream_options: { include_usage: true } };
+    const ar = await collectStream({ ...params, clover: { decoder: 'ar' } });
+    for (const fused of [false, true]) {
+      const spec = await collectStream({
+        ...params, clover: { decoder: 'speculative', fused_commit: fused, draft_min: 2, draft_max: 8 },
+      });
+      assert.equal(spec.usage.clover.decoder, 'speculative');
+      assert.equal(spec.content, ar.content, `fused ${fused}`);
+      assert.equal(spec.usage.completion_tokens, ar.usage.completion_tokens);
+      assert.equal(spec.finishReason, ar.finishReason);
+      if (fused) {
+        assert.ok(spec.usage.clover.passes < ar.usage.clover.passes,
+          `fused speculative ${spec.usage.clover.passes} passes vs AR ${ar.usage.clover.passes}`);
+      }
+    }
+  });
+
   test('block_size and threshold extension fields are accepted and change the decode', async () => {
     // An answer of 20-odd tokens: one 32-token block, several 8-token ones.
     const params = { messages: [{ role: 'user', content: 'What can you do?' }], temperature: 0, enable_thinking: false };
