@@ -1,6 +1,7 @@
-// `clover bench [MODEL | --random NAME] [--threads N] [--json]`: prefill, decode and N-row
-// append timings of the CPU forward, with the bytes decode and the append pass read and the
-// memory bandwidth (triad) of the same threads, so each time can be set against its limit.
+// `clover bench [MODEL | --random NAME] [--threads N] [--json]`: prefill, decode, N-row append
+// and N-row diffusion preview timings of the CPU forward, with the bytes decode and the N-row
+// passes read and the memory bandwidth (triad) of the same threads, so each time can be set
+// against its limit.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -137,13 +138,30 @@ Status RunBench(const BenchOptions& opts) {
                             if (out.ok()) append_distinct = out->distinct_experts;
                             return out;
                           }));
+  seq.Restore(after_prompt);
   const PassBytes append_bytes =
       CountPassBytes(weights, append_distinct, kPrompt, opts.rows, opts.rows);
+  // The same rows as one diffusion preview pass (read-only, coreset MoE; clover-spec.md §4) after
+  // the prompt, every row's logits: what one step of block diffusion costs.
+  std::vector<int> preview_distinct;
+  CLOVER_ASSIGN_OR_RETURN(double t_preview, BestOf(opts.reps, [&] {
+                            model::ForwardBatch batch;
+                            batch.previews.push_back({&seq, block, kPrompt, all_rows});
+                            Result<model::ForwardLogits> out =
+                                engine->model->Forward(batch, engine->scratch);
+                            if (out.ok()) preview_distinct = out->distinct_experts;
+                            return out;
+                          }));
+  const PassBytes preview_bytes = CountPassBytes(
+      weights, preview_distinct, kPrompt, opts.rows, opts.rows,
+      engine->model->preview_gdn() == model::PreviewGdn::kBidirectional);
 
   const double tg = kDecode / t_tg;
   const double step_bytes = static_cast<double>(tg_bytes.total()) / kDecode;
   const double tg_limit = bw.bytes_per_second / step_bytes;
   const double append_limit_s = static_cast<double>(append_bytes.total()) / bw.bytes_per_second;
+  const double preview_limit_s =
+      static_cast<double>(preview_bytes.total()) / bw.bytes_per_second;
   const int moe_layers = static_cast<int>(std::count_if(
       weights.layers.begin(), weights.layers.end(),
       [](const model::LayerWeights& l) { return !l.moe.expert_gate.empty(); }));
@@ -172,7 +190,15 @@ Status RunBench(const BenchOptions& opts) {
                         {"append_state_bytes", append_bytes.state},
                         {"append_limit_ms", append_limit_s * 1e3},
                         {"append_of_limit", append_limit_s / t_rows},
-                        {"append_per_step", t_rows * tg}};
+                        {"append_per_step", t_rows * tg},
+                        {"preview_ms", t_preview * 1e3},
+                        {"preview_distinct_experts", preview_distinct},
+                        {"preview_bytes", preview_bytes.total()},
+                        {"preview_weight_bytes", preview_bytes.weights},
+                        {"preview_state_bytes", preview_bytes.state},
+                        {"preview_limit_ms", preview_limit_s * 1e3},
+                        {"preview_of_limit", preview_limit_s / t_preview},
+                        {"preview_per_step", t_preview * tg}};
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("model    %s\nthreads  %d\nisa      %s\n", name.c_str(), engine->pool->size(),
@@ -184,14 +210,21 @@ Status RunBench(const BenchOptions& opts) {
     std::printf("%-18s %10.1f tok/s\n", "pp512", pp512);
     std::printf("%-18s %10.1f tok/s %12.1f %10.1f tok/s %8.0f%%\n", "tg32", tg, step_bytes * 1e-6,
                 tg_limit, 100.0 * tg / tg_limit);
-    std::printf("%-18s %13.2f ms %12.1f %13.2f ms %8.0f%%\n",
-                ("append " + std::to_string(opts.rows) + " rows").c_str(), t_rows * 1e3,
-                static_cast<double>(append_bytes.total()) * 1e-6, append_limit_s * 1e3,
-                100.0 * append_limit_s / t_rows);
-    std::printf("append / decode step: %.2fx; distinct experts per layer: decode %.1f, append",
-                t_rows * tg, tg_distinct_per_layer);
-    for (int d : append_distinct) std::printf(" %d", d);
-    std::printf("\n");
+    auto pass_row = [&](const char* kind, double t, const PassBytes& bytes, double limit_s) {
+      std::printf("%-18s %13.2f ms %12.1f %13.2f ms %8.0f%%\n",
+                  (std::string(kind) + " " + std::to_string(opts.rows) + " rows").c_str(), t * 1e3,
+                  static_cast<double>(bytes.total()) * 1e-6, limit_s * 1e3, 100.0 * limit_s / t);
+    };
+    pass_row("append", t_rows, append_bytes, append_limit_s);
+    pass_row("preview", t_preview, preview_bytes, preview_limit_s);
+    std::printf("per decode step: append %.2fx, preview %.2fx\n", t_rows * tg, t_preview * tg);
+    std::printf("distinct experts per layer: decode %.1f\n", tg_distinct_per_layer);
+    for (const auto& [kind, distinct] :
+         {std::pair{"append", &append_distinct}, std::pair{"preview", &preview_distinct}}) {
+      std::printf("  %s:", kind);
+      for (int d : *distinct) std::printf(" %d", d);
+      std::printf("\n");
+    }
   }
   return Status::Ok();
 }

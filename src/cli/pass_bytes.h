@@ -15,18 +15,20 @@ struct PassBytes {
   uint64_t total() const { return weights + state; }
 };
 
-// Returns the bytes an append pass of `rows` new tokens after `context` positions moves, given
-// the distinct routed experts each layer ran (model::ForwardLogits::distinct_experts) and the
-// number of rows whose logits it returns.
+// Returns the bytes a pass of `rows` tokens after `context` positions moves, given the distinct
+// routed experts each layer ran (model::ForwardLogits::distinct_experts) and the number of rows
+// whose logits it returns. An append and a causal preview read the same tensors (a preview writes
+// its state to scratch copies instead); a bidirectional preview (`bidirectional_preview`) also
+// reads the GDN preview tensors.
 // Weights: the embedding rows of the tokens; per layer both norms, the mixer (GDN projections,
 // conv, gates and norm, or the attention projections and q/k norms), the router, the shared
 // expert and its gate, and `distinct_experts[layer]` routed experts (a layer's experts share one
-// shape and dtype); the final norm and the head when logits are returned. The preview-only GDN
-// tensors are not read by an append. State: per GDN layer the conv and recurrent state, read and
+// shape and dtype); the final norm and the head when logits are returned. State: per GDN layer the conv and recurrent state, read and
 // written; per attention layer the K and V rows of all `context + rows` positions read and the
 // new rows written (F32).
 inline PassBytes CountPassBytes(const model::ModelWeights& w, std::span<const int> distinct_experts,
-                                int64_t context, int64_t rows, int64_t logit_rows) {
+                                int64_t context, int64_t rows, int64_t logit_rows,
+                                bool bidirectional_preview = false) {
   const model::ModelConfig& c = w.config;
   PassBytes b;
   auto add = [&b](const TensorView& t) { b.weights += t.nbytes; };
@@ -39,6 +41,11 @@ inline PassBytes CountPassBytes(const model::ModelWeights& w, std::span<const in
       for (const TensorView* t : {&l.gdn.qkv, &l.gdn.z, &l.gdn.beta, &l.gdn.alpha, &l.gdn.conv,
                                   &l.gdn.dt_bias, &l.gdn.a, &l.gdn.norm, &l.gdn.out})
         add(*t);
+      if (bidirectional_preview) {
+        for (const TensorView* t : {&l.gdn.conv_bwd, &l.gdn.beta_bwd, &l.gdn.alpha_bwd,
+                                    &l.gdn.a_bwd, &l.gdn.dt_bwd, &l.gdn.mix_bwd})
+          add(*t);
+      }
       const uint64_t conv = static_cast<uint64_t>(c.conv_kernel - 1) * c.conv_dim() * sizeof(float);
       const uint64_t recurrent = static_cast<uint64_t>(c.hv) * c.dk * c.dv * sizeof(float);
       b.state += 2 * (conv + recurrent);

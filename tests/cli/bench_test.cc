@@ -1,5 +1,5 @@
 // `clover bench`: the bytes a pass is counted to read (hand-computed for the tiny random model),
-// and the JSON fields that set decode and the N-row pass against the measured bandwidth.
+// and the JSON fields that set decode and the N-row passes against the measured bandwidth.
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -76,6 +76,20 @@ TEST(PassBytesTest, GrowsByOneExpertPerDistinctExpertAndDropsTheUnusedHead) {
   EXPECT_EQ(a.weights - no_logits.weights, w.output_norm.nbytes + w.output.nbytes);
 }
 
+// A bidirectional preview also reads each GDN layer's preview tensors (clover-spec.md §3).
+TEST(PassBytesTest, BidirectionalPreviewAddsTheGdnPreviewTensors) {
+  const model::ModelWeights w = model::MakeRandomWeights(
+      model::RandomModelConfig("clover-tiny").value(), 1, DType::kBF16);
+  const uint64_t per_gdn_layer = 128 * 4 * 4        // conv_bwd [conv_dim, 4] F32
+                                 + 2 * (4 * 64 * 2)  // beta_bwd, alpha_bwd [hv, hidden] BF16
+                                 + 3 * (4 * 4);      // a_bwd, dt_bwd, mix_bwd [hv] F32
+  const std::vector<int> distinct = {3, 3, 3, 3};
+  const PassBytes causal = CountPassBytes(w, distinct, 8, 8, 8);
+  const PassBytes bidirectional = CountPassBytes(w, distinct, 8, 8, 8, true);
+  EXPECT_EQ(bidirectional.weights - causal.weights, 3 * per_gdn_layer);
+  EXPECT_EQ(bidirectional.state, causal.state);
+}
+
 // The command reports the bandwidth, the bytes and the ratios; its byte counts are those of the
 // random model it runs (seed 1) with the distinct experts it reports.
 TEST(BenchCommandTest, JsonSetsDecodeAndThePassAgainstTheBandwidth) {
@@ -96,6 +110,9 @@ TEST(BenchCommandTest, JsonSetsDecodeAndThePassAgainstTheBandwidth) {
   }
   const PassBytes pass = CountPassBytes(w, distinct, 64, 16, 16);
   EXPECT_EQ(j["append_bytes"].get<uint64_t>(), pass.total());
+  const std::vector<int> preview = j["preview_distinct_experts"].get<std::vector<int>>();
+  ASSERT_EQ(preview.size(), 4u);
+  EXPECT_EQ(j["preview_bytes"].get<uint64_t>(), CountPassBytes(w, preview, 64, 16, 16).total());
   EXPECT_EQ(j["append_weight_bytes"].get<uint64_t>(), pass.weights);
   const double bw = j["triad_gb_s"].get<double>() * 1e9;
   EXPECT_NEAR(j["append_limit_ms"].get<double>(), pass.total() / bw * 1e3, 1e-9);
