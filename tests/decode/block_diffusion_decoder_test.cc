@@ -470,26 +470,6 @@ TEST(Diffusion, RandomModelsKeepTheInvariants) {
   }
 }
 
-// Passes every call through and keeps the preview groups of each consumed step, in order.
-class PreviewRecorder : public Decoder {
- public:
-  explicit PreviewRecorder(Decoder& inner) : inner_(inner) {}
-  std::vector<RowGroup> NextGroups() override { return pending_ = inner_.NextGroups(); }
-  Result<StepEvents> Consume(std::span<const float> logits) override {
-    for (const RowGroup& g : pending_)
-      if (g.mode == GroupMode::kPreview) previews.push_back(g);
-    return inner_.Consume(logits);
-  }
-  bool finished() const override { return inner_.finished(); }
-  const DecodeCounters& counters() const override { return inner_.counters(); }
-
-  std::vector<RowGroup> previews;
-
- private:
-  Decoder& inner_;
-  std::vector<RowGroup> pending_;
-};
-
 // Every row equally unsure: the min-one rule fixes the leftmost masked row each pass.
 FakeModel OneRowPerPass(bool shift = false) {
   return Oracle(shift, Target, [](int64_t, int) { return 1.0f; });
@@ -503,10 +483,10 @@ std::vector<int> Range(int from, int to) {
 
 TEST(DiffusionReuse, OffByDefault) {
   auto d = Make(Diffusion(8, 5, 16), ModelInfo());
-  PreviewRecorder rec(*d);
+  RecordingDecoder rec(*d);
   ASSERT_TRUE(Drive(rec, OneRowPerPass()).ok());
-  ASSERT_FALSE(rec.previews.empty());
-  for (const RowGroup& g : rec.previews) EXPECT_FALSE(g.reuse.has_value());
+  ASSERT_FALSE(rec.preview_groups.empty());
+  for (const RowGroup& g : rec.preview_groups) EXPECT_FALSE(g.reuse.has_value());
 }
 
 // clover-decoding.md §9.1: live rows = masked at the pass start + fixed by the previous pass;
@@ -515,17 +495,17 @@ TEST(DiffusionReuse, RefreshEveryRPassesAndLiveRowsInBetween) {
   DecodeRequest r = Diffusion(16, 5, 16);
   r.reuse_passes = 3;
   auto d = Make(r, ModelInfo());
-  PreviewRecorder rec(*d);
+  RecordingDecoder rec(*d);
   auto t = Drive(rec, OneRowPerPass());
   ASSERT_TRUE(t.ok()) << t.status().ToString();
   EXPECT_EQ(CheckInvariants(*t, kMask), "");
   EXPECT_EQ(t->emitted, Targets(5, 16));
-  ASSERT_EQ(rec.previews.size(), 16u);
+  ASSERT_EQ(rec.preview_groups.size(), 16u);
   // Rows 0..pass-1 are fixed before each pass: refreshes every 3 passes, until the masked rows
   // halve faster than that (4 at pass 12, then 2 and 1).
   const std::set<int> refreshes = {0, 3, 6, 9, 12, 14, 15};
   for (int pass = 0; pass < 16; ++pass) {
-    const RowGroup& g = rec.previews[pass];
+    const RowGroup& g = rec.preview_groups[pass];
     ASSERT_TRUE(g.reuse.has_value());
     SCOPED_TRACE(pass);
     EXPECT_EQ(g.reuse->refresh, refreshes.count(pass) == 1);
@@ -537,12 +517,12 @@ TEST(DiffusionReuse, RefreshOnceTheMaskedRowsHaveHalved) {
   DecodeRequest r = Diffusion(8, 5, 8);
   r.reuse_passes = 100;
   auto d = Make(r, ModelInfo());
-  PreviewRecorder rec(*d);
+  RecordingDecoder rec(*d);
   ASSERT_TRUE(Drive(rec, OneRowPerPass()).ok());
-  ASSERT_EQ(rec.previews.size(), 8u);
+  ASSERT_EQ(rec.preview_groups.size(), 8u);
   std::vector<int> refreshes;
   for (int pass = 0; pass < 8; ++pass)
-    if (rec.previews[pass].reuse->refresh) refreshes.push_back(pass);
+    if (rec.preview_groups[pass].reuse->refresh) refreshes.push_back(pass);
   // Masked rows 8, 7, ..., 1: refreshes at 8 masked, then at 4 (half of 8), 2 and 1.
   EXPECT_EQ(refreshes, (std::vector<int>{0, 4, 6, 7}));
 }
@@ -556,17 +536,17 @@ TEST(DiffusionReuse, EveryBlockStartsWithARefresh) {
       r.reuse_passes = reuse;
       r.fuse_commit = fused;
       auto d = Make(r, ModelInfo());
-      PreviewRecorder rec(*d);
+      RecordingDecoder rec(*d);
       auto t = Drive(rec, OneRowPerPass());
       ASSERT_TRUE(t.ok()) << t.status().ToString();
       EXPECT_EQ(t->emitted, Targets(5, 24));
-      ASSERT_EQ(rec.previews.size(), 24u);
-      for (size_t k = 0; k < rec.previews.size(); ++k) {
+      ASSERT_EQ(rec.preview_groups.size(), 24u);
+      for (size_t k = 0; k < rec.preview_groups.size(); ++k) {
         const bool first =
-            k == 0 || rec.previews[k].first_position != rec.previews[k - 1].first_position;
-        if (first || reuse == 1) EXPECT_TRUE(rec.previews[k].reuse->refresh) << k;
+            k == 0 || rec.preview_groups[k].first_position != rec.preview_groups[k - 1].first_position;
+        if (first || reuse == 1) EXPECT_TRUE(rec.preview_groups[k].reuse->refresh) << k;
       }
-      if (reuse > 1) EXPECT_FALSE(rec.previews[1].reuse->refresh);
+      if (reuse > 1) EXPECT_FALSE(rec.preview_groups[1].reuse->refresh);
     }
   }
 }
@@ -583,14 +563,14 @@ TEST(DiffusionReuse, ShiftedLogitRowsAreLive) {
   }));
   ASSERT_TRUE(t.ok());
   auto d2 = Make(r, ModelInfo(true));
-  PreviewRecorder rec(*d2);
+  RecordingDecoder rec(*d2);
   ASSERT_TRUE(Drive(rec, Oracle(true, Target,
                                 [](int64_t q, int row) {
                                   return row < 0 ? 0.5f : 1.0f + 0.1f * static_cast<float>(row);
                                 }))
                   .ok());
-  ASSERT_GE(rec.previews.size(), 3u);
-  for (const RowGroup& g : rec.previews) {
+  ASSERT_GE(rec.preview_groups.size(), 3u);
+  for (const RowGroup& g : rec.preview_groups) {
     for (int row : g.logit_rows)
       EXPECT_TRUE(std::binary_search(g.reuse->live_rows.begin(), g.reuse->live_rows.end(), row));
   }

@@ -65,6 +65,23 @@ Result<Trace> Drive(Decoder& decoder, const FakeModel& model, int max_steps) {
   return trace;
 }
 
+Result<StepEvents> RecordingDecoder::Consume(std::span<const float> logits) {
+  for (const RowGroup& g : last_) {
+    if (g.mode == GroupMode::kAppend) {
+      trace.state.insert(trace.state.end(), g.tokens.begin(), g.tokens.end());
+      trace.appends.push_back(g.tokens);
+    } else {
+      trace.previews.push_back({g.first_position, g.tokens, g.logit_rows});
+      preview_groups.push_back(g);
+      if (g.reuse && !g.reuse->refresh) ++reuse_passes;
+    }
+  }
+  consumed.insert(consumed.end(), logits.begin(), logits.end());
+  Result<StepEvents> ev = inner_.Consume(logits);
+  if (ev.ok()) trace.emitted.insert(trace.emitted.end(), ev->tokens.begin(), ev->tokens.end());
+  return ev;
+}
+
 std::string CheckInvariants(const Trace& trace, int32_t mask_id) {
   if (std::count(trace.emitted.begin(), trace.emitted.end(), mask_id) > 0)
     return "I3: the mask id was emitted";

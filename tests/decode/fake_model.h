@@ -50,6 +50,27 @@ struct Trace {
 // disagree with the appended rows or when `max_steps` is exceeded.
 Result<Trace> Drive(Decoder& decoder, const FakeModel& model, int max_steps = 100000);
 
+// Passes every call through to `inner` and records what went by: the groups and events as a
+// Trace (so CheckInvariants applies to real forwards), every preview group whole, every consumed
+// logit, and how many previews reused the preview cache.
+class RecordingDecoder : public Decoder {
+ public:
+  explicit RecordingDecoder(Decoder& inner) : inner_(inner) {}
+  std::vector<RowGroup> NextGroups() override { return last_ = inner_.NextGroups(); }
+  Result<StepEvents> Consume(std::span<const float> logits) override;
+  bool finished() const override { return inner_.finished(); }
+  const DecodeCounters& counters() const override { return inner_.counters(); }
+
+  Trace trace;
+  std::vector<RowGroup> preview_groups;
+  std::vector<float> consumed;
+  int reuse_passes = 0;
+
+ private:
+  Decoder& inner_;
+  std::vector<RowGroup> last_;
+};
+
 // Returns "" when the trace satisfies I3 (mask id never emitted or appended), I4 (a row fixed in a
 // preview keeps its token in every later preview of the block) and I5 (every preview of a block
 // has strictly more fixed rows than the one before), else a description of the first violation.

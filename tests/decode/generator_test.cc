@@ -22,38 +22,6 @@ using model::testing::Engine;
 
 std::string Text(int32_t t) { return "<" + std::to_string(t) + ">"; }
 
-// Passes every call through to `inner` and records the groups and events as a fake-model Trace,
-// so the invariant checker of the decoder tests applies to real forwards.
-class RecordingDecoder : public Decoder {
- public:
-  explicit RecordingDecoder(Decoder& inner) : inner_(inner) {}
-  std::vector<RowGroup> NextGroups() override {
-    last_ = inner_.NextGroups();
-    return last_;
-  }
-  Result<StepEvents> Consume(std::span<const float> logits) override {
-    for (const RowGroup& g : last_) {
-      if (g.mode == GroupMode::kAppend) {
-        trace.state.insert(trace.state.end(), g.tokens.begin(), g.tokens.end());
-        trace.appends.push_back(g.tokens);
-      } else {
-        trace.previews.push_back({g.first_position, g.tokens, g.logit_rows});
-      }
-    }
-    Result<StepEvents> ev = inner_.Consume(logits);
-    if (ev.ok()) trace.emitted.insert(trace.emitted.end(), ev->tokens.begin(), ev->tokens.end());
-    return ev;
-  }
-  bool finished() const override { return inner_.finished(); }
-  const DecodeCounters& counters() const override { return inner_.counters(); }
-
-  testing::Trace trace;
-
- private:
-  Decoder& inner_;
-  std::vector<RowGroup> last_;
-};
-
 std::vector<int32_t> Prompt(int n) {
   std::vector<int32_t> ids;
   for (int i = 0; i < n; ++i) ids.push_back((i * 37 + 11) % 500);
@@ -83,7 +51,7 @@ TEST_P(GeneratorInvariantTest, DiffusionKeepsInvariantsAndCommitEqualsAr) {
   req.keep_session = true;
   Result<std::unique_ptr<Decoder>> inner = CreateDecoder(req, info, Text);
   ASSERT_TRUE(inner.ok()) << inner.status().ToString();
-  RecordingDecoder dec(**inner);
+  testing::RecordingDecoder dec(**inner);
   Generator gen(*e.model);
   Result<GenerateResult> r = gen.Run(dec);
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -22,38 +22,7 @@ using model::testing::Engine;
 
 std::string Text(int32_t t) { return "<" + std::to_string(t) + ">"; }
 
-// Passes every call through, recording the groups (as a fake-model Trace, for the invariant
-// checker), every consumed logit and how many previews reused the cache.
-class Recorder : public Decoder {
- public:
-  explicit Recorder(Decoder& inner) : inner_(inner) {}
-  std::vector<RowGroup> NextGroups() override { return last_ = inner_.NextGroups(); }
-  Result<StepEvents> Consume(std::span<const float> logits) override {
-    for (const RowGroup& g : last_) {
-      if (g.mode == GroupMode::kAppend) {
-        trace.state.insert(trace.state.end(), g.tokens.begin(), g.tokens.end());
-        trace.appends.push_back(g.tokens);
-      } else {
-        trace.previews.push_back({g.first_position, g.tokens, g.logit_rows});
-        if (g.reuse && !g.reuse->refresh) ++reuse_passes;
-      }
-    }
-    consumed.insert(consumed.end(), logits.begin(), logits.end());
-    Result<StepEvents> ev = inner_.Consume(logits);
-    if (ev.ok()) trace.emitted.insert(trace.emitted.end(), ev->tokens.begin(), ev->tokens.end());
-    return ev;
-  }
-  bool finished() const override { return inner_.finished(); }
-  const DecodeCounters& counters() const override { return inner_.counters(); }
-
-  testing::Trace trace;
-  std::vector<float> consumed;
-  int reuse_passes = 0;
-
- private:
-  Decoder& inner_;
-  std::vector<RowGroup> last_;
-};
+using testing::RecordingDecoder;
 
 std::vector<int32_t> Prompt(int n) {
   std::vector<int32_t> ids;
@@ -89,12 +58,12 @@ class PreviewReuseTest : public ::testing::TestWithParam<std::tuple<std::string,
   }
 
   // Decodes `req` through a Generator, recording into `rec`; `state` gets the final sequence.
-  GenerateResult Decode(const DecodeRequest& req, std::unique_ptr<Recorder>* rec,
+  GenerateResult Decode(const DecodeRequest& req, std::unique_ptr<RecordingDecoder>* rec,
                         std::vector<float>* state = nullptr) {
     Result<std::unique_ptr<Decoder>> inner = CreateDecoder(req, info_, Text);
     EXPECT_TRUE(inner.ok()) << inner.status().ToString();
     inners_.push_back(std::move(*inner));
-    *rec = std::make_unique<Recorder>(*inners_.back());
+    *rec = std::make_unique<RecordingDecoder>(*inners_.back());
     Generator gen(*engine_->model);
     Result<GenerateResult> r = gen.Run(**rec);
     EXPECT_TRUE(r.ok()) << r.status().ToString();
@@ -112,7 +81,7 @@ class PreviewReuseTest : public ::testing::TestWithParam<std::tuple<std::string,
 // The acceptance test: a refresh on every pass is no reuse, logit for logit.
 TEST_P(PreviewReuseTest, EveryPassRefreshingEqualsNoReuse) {
   for (const bool fused : {false, true}) {
-    std::unique_ptr<Recorder> off, one;
+    std::unique_ptr<RecordingDecoder> off, one;
     const GenerateResult a = Decode(Request(0, fused), &off);
     const GenerateResult b = Decode(Request(1, fused), &one);
     EXPECT_EQ(a.tokens, b.tokens) << "fused " << fused;
@@ -126,7 +95,7 @@ TEST_P(PreviewReuseTest, EveryPassRefreshingEqualsNoReuse) {
 // With reuse the decoder still keeps I3-I5, the committed state is still AR decoding of the
 // committed tokens (I2: commits always run in full), and reuse passes did happen.
 TEST_P(PreviewReuseTest, ReuseKeepsTheInvariants) {
-  std::unique_ptr<Recorder> rec;
+  std::unique_ptr<RecordingDecoder> rec;
   std::vector<float> state;
   const DecodeRequest req = Request(5);
   const GenerateResult r = Decode(req, &rec, &state);
@@ -157,7 +126,7 @@ TEST_P(PreviewReuseTest, BatchedSequencesWithReuseDecodeAsAlone) {
   }
   std::vector<std::vector<int32_t>> alone;
   for (const DecodeRequest& r : reqs) {
-    std::unique_ptr<Recorder> rec;
+    std::unique_ptr<RecordingDecoder> rec;
     alone.push_back(Decode(r, &rec).tokens);
   }
   BatchRunner runner(*engine_->model);
