@@ -65,15 +65,20 @@ void Scheduler::WorkerLoop() {
       cv_.wait_for(lock, std::chrono::milliseconds(50),
                    [this] { return stopping_ || !queue_.empty() || !active_.empty(); });
       if (stopping_) {
-        rejected.assign(queue_.begin(), queue_.end());
-        queue_.clear();
-        if (active_.empty()) {
+        // Accepted requests (a stream may have begun) still run during the grace period; what
+        // has not finished by its end is cancelled, queued or not.
+        const bool past_deadline = Clock::now() >= cancel_deadline_;
+        if (past_deadline) {
+          rejected.assign(queue_.begin(), queue_.end());
+          queue_.clear();
+        }
+        if (active_.empty() && queue_.empty()) {
           PublishQueue();
           lock.unlock();
           for (auto& job : rejected) job->Push({.done = true, .result = {.cancelled = true}});
           return;
         }
-        if (Clock::now() >= cancel_deadline_)
+        if (past_deadline)
           for (auto& [id, job] : active_) job->Cancel();
       }
       for (auto it = queue_.begin(); it != queue_.end();) {

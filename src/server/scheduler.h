@@ -70,8 +70,8 @@ class Scheduler {
 
   // Queues `job`; false when the queue is full or the scheduler is shutting down.
   bool Submit(std::shared_ptr<Job> job);
-  // Stops taking jobs; queued ones end cancelled at once, active ones get until `grace` to finish
-  // and are cancelled then. Joins the worker.
+  // Stops taking jobs; queued and active ones get until `grace` to finish (queued ones start as
+  // slots free up) and are cancelled then. Joins the worker.
   void Shutdown(std::chrono::milliseconds grace = std::chrono::milliseconds(0));
 
  private:
