@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
+#include <string>
+#include <vector>
 
 #include "cli/command.h"
 #include "cli/model_cli.h"
@@ -39,6 +41,14 @@ std::vector<int32_t> Ids(int64_t n, int64_t vocab, uint64_t seed) {
   for (int32_t& id : ids) id = static_cast<int32_t>(d(rng));
   return ids;
 }
+
+// One timed N-row pass: its best wall time, the distinct experts per layer it ran, its bytes.
+struct RowPass {
+  std::string kind;  // "append" or "preview": the prefix of its JSON fields
+  double seconds = 0;
+  std::vector<int> distinct;
+  PassBytes bytes;
+};
 
 // Returns the best of `reps` wall times of `fn` (seconds), after one warm-up run.
 template <typename Fn>
@@ -130,38 +140,33 @@ Status RunBench(const BenchOptions& opts) {
   const std::vector<int32_t> block = Ids(opts.rows, vocab, 11);
   std::vector<int64_t> all_rows(opts.rows);
   for (int64_t i = 0; i < opts.rows; ++i) all_rows[i] = i;
-  std::vector<int> append_distinct;
-  CLOVER_ASSIGN_OR_RETURN(double t_rows, BestOf(opts.reps, [&] {
+  RowPass append{"append"};
+  CLOVER_ASSIGN_OR_RETURN(append.seconds, BestOf(opts.reps, [&] {
                             seq.Restore(after_prompt);
                             Result<model::ForwardLogits> out =
                                 AppendTokens(*engine, seq, block, all_rows);
-                            if (out.ok()) append_distinct = out->distinct_experts;
+                            if (out.ok()) append.distinct = out->distinct_experts;
                             return out;
                           }));
   seq.Restore(after_prompt);
-  const PassBytes append_bytes =
-      CountPassBytes(weights, append_distinct, kPrompt, opts.rows, opts.rows);
+  append.bytes = CountPassBytes(weights, append.distinct, kPrompt, opts.rows, opts.rows);
   // The same rows as one diffusion preview pass (read-only, coreset MoE; clover-spec.md §4) after
   // the prompt, every row's logits: what one step of block diffusion costs.
-  std::vector<int> preview_distinct;
-  CLOVER_ASSIGN_OR_RETURN(double t_preview, BestOf(opts.reps, [&] {
+  RowPass preview{"preview"};
+  CLOVER_ASSIGN_OR_RETURN(preview.seconds, BestOf(opts.reps, [&] {
                             model::ForwardBatch batch;
                             batch.previews.push_back({&seq, block, kPrompt, all_rows});
                             Result<model::ForwardLogits> out =
                                 engine->model->Forward(batch, engine->scratch);
-                            if (out.ok()) preview_distinct = out->distinct_experts;
+                            if (out.ok()) preview.distinct = out->distinct_experts;
                             return out;
                           }));
-  const PassBytes preview_bytes = CountPassBytes(
-      weights, preview_distinct, kPrompt, opts.rows, opts.rows,
-      engine->model->preview_gdn() == model::PreviewGdn::kBidirectional);
+  preview.bytes = CountPassBytes(weights, preview.distinct, kPrompt, opts.rows, opts.rows,
+                                 engine->model->preview_gdn() == model::PreviewGdn::kBidirectional);
 
   const double tg = kDecode / t_tg;
   const double step_bytes = static_cast<double>(tg_bytes.total()) / kDecode;
   const double tg_limit = bw.bytes_per_second / step_bytes;
-  const double append_limit_s = static_cast<double>(append_bytes.total()) / bw.bytes_per_second;
-  const double preview_limit_s =
-      static_cast<double>(preview_bytes.total()) / bw.bytes_per_second;
   const int moe_layers = static_cast<int>(std::count_if(
       weights.layers.begin(), weights.layers.end(),
       [](const model::LayerWeights& l) { return !l.moe.expert_gate.empty(); }));
@@ -182,23 +187,18 @@ Status RunBench(const BenchOptions& opts) {
                         {"tg32_distinct_experts_per_layer", tg_distinct_per_layer},
                         {"tg32_limit_tok_s", tg_limit},
                         {"tg32_of_limit", tg / tg_limit},
-                        {"append_rows", opts.rows},
-                        {"append_ms", t_rows * 1e3},
-                        {"append_distinct_experts", append_distinct},
-                        {"append_bytes", append_bytes.total()},
-                        {"append_weight_bytes", append_bytes.weights},
-                        {"append_state_bytes", append_bytes.state},
-                        {"append_limit_ms", append_limit_s * 1e3},
-                        {"append_of_limit", append_limit_s / t_rows},
-                        {"append_per_step", t_rows * tg},
-                        {"preview_ms", t_preview * 1e3},
-                        {"preview_distinct_experts", preview_distinct},
-                        {"preview_bytes", preview_bytes.total()},
-                        {"preview_weight_bytes", preview_bytes.weights},
-                        {"preview_state_bytes", preview_bytes.state},
-                        {"preview_limit_ms", preview_limit_s * 1e3},
-                        {"preview_of_limit", preview_limit_s / t_preview},
-                        {"preview_per_step", t_preview * tg}};
+                        {"append_rows", opts.rows}};
+    for (const RowPass* p : {&append, &preview}) {
+      const double limit_s = static_cast<double>(p->bytes.total()) / bw.bytes_per_second;
+      j[p->kind + "_ms"] = p->seconds * 1e3;
+      j[p->kind + "_distinct_experts"] = p->distinct;
+      j[p->kind + "_bytes"] = p->bytes.total();
+      j[p->kind + "_weight_bytes"] = p->bytes.weights;
+      j[p->kind + "_state_bytes"] = p->bytes.state;
+      j[p->kind + "_limit_ms"] = limit_s * 1e3;
+      j[p->kind + "_of_limit"] = limit_s / p->seconds;
+      j[p->kind + "_per_step"] = p->seconds * tg;
+    }
     std::printf("%s\n", j.dump(2).c_str());
   } else {
     std::printf("model    %s\nthreads  %d\nisa      %s\n", name.c_str(), engine->pool->size(),
@@ -210,19 +210,19 @@ Status RunBench(const BenchOptions& opts) {
     std::printf("%-18s %10.1f tok/s\n", "pp512", pp512);
     std::printf("%-18s %10.1f tok/s %12.1f %10.1f tok/s %8.0f%%\n", "tg32", tg, step_bytes * 1e-6,
                 tg_limit, 100.0 * tg / tg_limit);
-    auto pass_row = [&](const char* kind, double t, const PassBytes& bytes, double limit_s) {
+    for (const RowPass* p : {&append, &preview}) {
+      const double limit_s = static_cast<double>(p->bytes.total()) / bw.bytes_per_second;
       std::printf("%-18s %13.2f ms %12.1f %13.2f ms %8.0f%%\n",
-                  (std::string(kind) + " " + std::to_string(opts.rows) + " rows").c_str(), t * 1e3,
-                  static_cast<double>(bytes.total()) * 1e-6, limit_s * 1e3, 100.0 * limit_s / t);
-    };
-    pass_row("append", t_rows, append_bytes, append_limit_s);
-    pass_row("preview", t_preview, preview_bytes, preview_limit_s);
-    std::printf("per decode step: append %.2fx, preview %.2fx\n", t_rows * tg, t_preview * tg);
+                  (p->kind + " " + std::to_string(opts.rows) + " rows").c_str(), p->seconds * 1e3,
+                  static_cast<double>(p->bytes.total()) * 1e-6, limit_s * 1e3,
+                  100.0 * limit_s / p->seconds);
+    }
+    std::printf("per decode step: append %.2fx, preview %.2fx\n", append.seconds * tg,
+                preview.seconds * tg);
     std::printf("distinct experts per layer: decode %.1f\n", tg_distinct_per_layer);
-    for (const auto& [kind, distinct] :
-         {std::pair{"append", &append_distinct}, std::pair{"preview", &preview_distinct}}) {
-      std::printf("  %s:", kind);
-      for (int d : *distinct) std::printf(" %d", d);
+    for (const RowPass* p : {&append, &preview}) {
+      std::printf("  %s:", p->kind.c_str());
+      for (int d : p->distinct) std::printf(" %d", d);
       std::printf("\n");
     }
   }
