@@ -167,27 +167,28 @@ Status RunBench(const BenchOptions& opts) {
   const double tg = kDecode / t_tg;
   const double step_bytes = static_cast<double>(tg_bytes.total()) / kDecode;
   const double tg_limit = bw.bytes_per_second / step_bytes;
-  const int moe_layers = static_cast<int>(std::count_if(
-      weights.layers.begin(), weights.layers.end(),
-      [](const model::LayerWeights& l) { return !l.moe.expert_gate.empty(); }));
+  const int moe_layers = static_cast<int>(
+      std::count_if(weights.layers.begin(), weights.layers.end(),
+                    [](const model::LayerWeights& l) { return !l.moe.expert_gate.empty(); }));
   const double tg_distinct_per_layer = tg_distinct / kDecode / std::max(1, moe_layers);
   const std::string isa = IsaName(engine->table->isa);
   if (opts.json) {
-    nlohmann::json j = {{"model", name},
-                        {"threads", engine->pool->size()},
-                        {"isa", isa},
-                        {"triad_gb_s", bw.bytes_per_second * 1e-9},
-                        {"triad_array_bytes", bw.array_bytes},
-                        {"pp64_tok_s", pp64},
-                        {"pp512_tok_s", pp512},
-                        {"tg32_tok_s", tg},
-                        {"tg32_bytes_per_step", step_bytes},
-                        {"tg32_weight_bytes_per_step", static_cast<double>(tg_bytes.weights) / kDecode},
-                        {"tg32_state_bytes_per_step", static_cast<double>(tg_bytes.state) / kDecode},
-                        {"tg32_distinct_experts_per_layer", tg_distinct_per_layer},
-                        {"tg32_limit_tok_s", tg_limit},
-                        {"tg32_of_limit", tg / tg_limit},
-                        {"append_rows", opts.rows}};
+    nlohmann::json j = {
+        {"model", name},
+        {"threads", engine->pool->size()},
+        {"isa", isa},
+        {"triad_gb_s", bw.bytes_per_second * 1e-9},
+        {"triad_array_bytes", bw.array_bytes},
+        {"pp64_tok_s", pp64},
+        {"pp512_tok_s", pp512},
+        {"tg32_tok_s", tg},
+        {"tg32_bytes_per_step", step_bytes},
+        {"tg32_weight_bytes_per_step", static_cast<double>(tg_bytes.weights) / kDecode},
+        {"tg32_state_bytes_per_step", static_cast<double>(tg_bytes.state) / kDecode},
+        {"tg32_distinct_experts_per_layer", tg_distinct_per_layer},
+        {"tg32_limit_tok_s", tg_limit},
+        {"tg32_of_limit", tg / tg_limit},
+        {"append_rows", opts.rows}};
     for (const RowPass* p : {&append, &preview}) {
       const double limit_s = static_cast<double>(p->bytes.total()) / bw.bytes_per_second;
       j[p->kind + "_ms"] = p->seconds * 1e3;

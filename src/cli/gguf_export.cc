@@ -178,8 +178,8 @@ Result<TypePolicy> TypePolicyFromName(const std::string& name) {
 
 Status WriteModelGguf(const model::ModelWeights& w, TypePolicy policy, const std::string& arch,
                       const std::string& name, const std::string& path) {
-  return WriteModelGguf(w, [&w](int) -> Result<const model::ModelWeights*> { return &w; }, policy,
-                        arch, name, path);
+  return WriteModelGguf(
+      w, [&w](int) -> Result<const model::ModelWeights*> { return &w; }, policy, arch, name, path);
 }
 
 Status WriteModelGguf(const model::ModelWeights& layout, const ModelPartFn& parts,
@@ -200,7 +200,8 @@ Status WriteModelGguf(const model::ModelWeights& layout, const ModelPartFn& part
     std::vector<int64_t> shape = first.shape;
     if (t.parts.size() > 1) shape.insert(shape.begin(), static_cast<int64_t>(t.parts.size()));
     CLOVER_TRY(g.DeclareTensor(GgufName(t.name), dtypes.back(), shape));
-    total_bytes += *DTypeBytes(dtypes.back(), static_cast<uint64_t>(first.numel())) * t.parts.size();
+    total_bytes +=
+        *DTypeBytes(dtypes.back(), static_cast<uint64_t>(first.numel())) * t.parts.size();
   }
   CLOVER_TRY(g.Begin(path));
   // One buffer, grown to the largest re-typed tensor: the only copy of output data in memory.
@@ -229,7 +230,8 @@ Status WriteModelGguf(const model::ModelWeights& layout, const ModelPartFn& part
     const uint64_t part_bytes = *DTypeBytes(dtype, static_cast<uint64_t>(src.front().numel()));
     const uint64_t nbytes = part_bytes * src.size();
     if (src.size() == 1 && src.front().dtype == dtype) {
-      CLOVER_TRY(g.WriteTensor(GgufName(t.name), src.front().data, nbytes));  // straight from the source
+      CLOVER_TRY(
+          g.WriteTensor(GgufName(t.name), src.front().data, nbytes));  // straight from the source
     } else {
       buffer.resize(nbytes);
       for (size_t e = 0; e < src.size(); ++e)

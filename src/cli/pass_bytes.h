@@ -23,9 +23,9 @@ struct PassBytes {
 // Weights: the embedding rows of the tokens; per layer both norms, the mixer (GDN projections,
 // conv, gates and norm, or the attention projections and q/k norms), the router, the shared
 // expert and its gate, and `distinct_experts[layer]` routed experts (a layer's experts share one
-// shape and dtype); the final norm and the head when logits are returned. State: per GDN layer the conv and recurrent state, read and
-// written; per attention layer the K and V rows of all `context + rows` positions read and the
-// new rows written (F32).
+// shape and dtype); the final norm and the head when logits are returned. State: per GDN layer the
+// conv and recurrent state, read and written; per attention layer the K and V rows of all `context
+// + rows` positions read and the new rows written (F32).
 inline PassBytes CountPassBytes(const model::ModelWeights& w, std::span<const int> distinct_experts,
                                 int64_t context, int64_t rows, int64_t logit_rows,
                                 bool bidirectional_preview = false) {
@@ -57,12 +57,12 @@ inline PassBytes CountPassBytes(const model::ModelWeights& w, std::span<const in
       b.state += static_cast<uint64_t>(context + 2 * rows) * kv_row;
     }
     const model::MoeWeights& m = l.moe;
-    for (const TensorView* t : {&m.router, &m.shared_gate, &m.shared_up, &m.shared_down,
-                                &m.shared_router})
+    for (const TensorView* t :
+         {&m.router, &m.shared_gate, &m.shared_up, &m.shared_down, &m.shared_router})
       add(*t);
     if (!m.expert_gate.empty() && il < distinct_experts.size()) {
-      const uint64_t expert = m.expert_gate[0].nbytes + m.expert_up[0].nbytes +
-                              m.expert_down[0].nbytes;
+      const uint64_t expert =
+          m.expert_gate[0].nbytes + m.expert_up[0].nbytes + m.expert_down[0].nbytes;
       b.weights += static_cast<uint64_t>(distinct_experts[il]) * expert;
     }
   }

@@ -90,9 +90,8 @@ class PartwiseDraw {
 
 // Applies "key=value" overrides of the integer shape fields.
 Status ApplyOverrides(const std::vector<std::string>& sets, model::ModelConfig* c) {
-  const std::map<std::string, int64_t*> wide = {{"vocab_size", &c->vocab_size},
-                                                {"hidden", &c->hidden},
-                                                {"max_context", &c->max_context}};
+  const std::map<std::string, int64_t*> wide = {
+      {"vocab_size", &c->vocab_size}, {"hidden", &c->hidden}, {"max_context", &c->max_context}};
   const std::map<std::string, int*> narrow = {
       {"n_layers", &c->n_layers},
       {"n_head", &c->n_head},
@@ -139,10 +138,22 @@ Status ApplyOverrides(const std::vector<std::string>& sets, model::ModelConfig* 
 // eps 1e-6, RoPE theta 1e7, conv kernel 4, attention every 4th layer are already its values) with
 // its shapes set as `--set` would.
 constexpr const char* kQwen36Shapes[] = {
-    "vocab_size=248320", "hidden=2048",   "n_layers=40",      "n_head=16",
-    "n_head_kv=2",       "head_dim=256",  "rope_dim=64",      "hk=16",
-    "hv=32",             "dk=128",        "dv=128",           "n_experts=256",
-    "top_k=8",           "expert_ffn=512", "shared_ffn=512",  "max_context=262144",
+    "vocab_size=248320",
+    "hidden=2048",
+    "n_layers=40",
+    "n_head=16",
+    "n_head_kv=2",
+    "head_dim=256",
+    "rope_dim=64",
+    "hk=16",
+    "hv=32",
+    "dk=128",
+    "dv=128",
+    "n_experts=256",
+    "top_k=8",
+    "expert_ffn=512",
+    "shared_ffn=512",
+    "max_context=262144",
 };
 
 Result<model::ModelConfig> PresetConfig(const std::string& name) {

@@ -39,7 +39,8 @@ TriadBandwidth MeasureTriadBandwidth(ThreadPool& pool, uint64_t array_bytes, int
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     Triad(pool, a.get(), b.get(), c.get(), 3.0, n);
-    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    best = std::min(best,
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   TriadBandwidth out;
   out.array_bytes = static_cast<uint64_t>(n) * sizeof(double);

@@ -22,23 +22,53 @@ void PutString(std::vector<uint8_t>& out, const std::string& s) {
 
 // Writes the payload of `v` (without its type tag).
 void PutValue(std::vector<uint8_t>& out, const GgufValue& v) {
-  auto as_u = [&] { return std::holds_alternative<uint64_t>(v.value) ? std::get<uint64_t>(v.value)
-                                                                     : static_cast<uint64_t>(std::get<int64_t>(v.value)); };
-  auto as_i = [&] { return std::holds_alternative<int64_t>(v.value) ? std::get<int64_t>(v.value)
-                                                                    : static_cast<int64_t>(std::get<uint64_t>(v.value)); };
+  auto as_u = [&] {
+    return std::holds_alternative<uint64_t>(v.value)
+               ? std::get<uint64_t>(v.value)
+               : static_cast<uint64_t>(std::get<int64_t>(v.value));
+  };
+  auto as_i = [&] {
+    return std::holds_alternative<int64_t>(v.value)
+               ? std::get<int64_t>(v.value)
+               : static_cast<int64_t>(std::get<uint64_t>(v.value));
+  };
   switch (v.type) {
-    case GgufType::kU8: Put<uint8_t>(out, static_cast<uint8_t>(as_u())); break;
-    case GgufType::kI8: Put<int8_t>(out, static_cast<int8_t>(as_i())); break;
-    case GgufType::kU16: Put<uint16_t>(out, static_cast<uint16_t>(as_u())); break;
-    case GgufType::kI16: Put<int16_t>(out, static_cast<int16_t>(as_i())); break;
-    case GgufType::kU32: Put<uint32_t>(out, static_cast<uint32_t>(as_u())); break;
-    case GgufType::kI32: Put<int32_t>(out, static_cast<int32_t>(as_i())); break;
-    case GgufType::kU64: Put<uint64_t>(out, as_u()); break;
-    case GgufType::kI64: Put<int64_t>(out, as_i()); break;
-    case GgufType::kF32: Put<float>(out, static_cast<float>(std::get<double>(v.value))); break;
-    case GgufType::kF64: Put<double>(out, std::get<double>(v.value)); break;
-    case GgufType::kBool: Put<uint8_t>(out, std::get<bool>(v.value) ? 1 : 0); break;
-    case GgufType::kString: PutString(out, std::get<std::string>(v.value)); break;
+    case GgufType::kU8:
+      Put<uint8_t>(out, static_cast<uint8_t>(as_u()));
+      break;
+    case GgufType::kI8:
+      Put<int8_t>(out, static_cast<int8_t>(as_i()));
+      break;
+    case GgufType::kU16:
+      Put<uint16_t>(out, static_cast<uint16_t>(as_u()));
+      break;
+    case GgufType::kI16:
+      Put<int16_t>(out, static_cast<int16_t>(as_i()));
+      break;
+    case GgufType::kU32:
+      Put<uint32_t>(out, static_cast<uint32_t>(as_u()));
+      break;
+    case GgufType::kI32:
+      Put<int32_t>(out, static_cast<int32_t>(as_i()));
+      break;
+    case GgufType::kU64:
+      Put<uint64_t>(out, as_u());
+      break;
+    case GgufType::kI64:
+      Put<int64_t>(out, as_i());
+      break;
+    case GgufType::kF32:
+      Put<float>(out, static_cast<float>(std::get<double>(v.value)));
+      break;
+    case GgufType::kF64:
+      Put<double>(out, std::get<double>(v.value));
+      break;
+    case GgufType::kBool:
+      Put<uint8_t>(out, std::get<bool>(v.value) ? 1 : 0);
+      break;
+    case GgufType::kString:
+      PutString(out, std::get<std::string>(v.value));
+      break;
     case GgufType::kArray:
       Put<uint32_t>(out, static_cast<uint32_t>(v.array_type));
       Put<uint64_t>(out, v.array().size());
@@ -58,7 +88,8 @@ GgufWriter::~GgufWriter() {
 
 void GgufWriter::AddKv(std::string key, GgufValue value) {
   if (key == "general.alignment") {
-    if (auto* u = std::get_if<uint64_t>(&value.value); u && *u > 0 && (*u & (*u - 1)) == 0) alignment_ = *u;
+    if (auto* u = std::get_if<uint64_t>(&value.value); u && *u > 0 && (*u & (*u - 1)) == 0)
+      alignment_ = *u;
   }
   kv_.emplace_back(std::move(key), std::move(value));
 }
@@ -90,10 +121,12 @@ Status GgufWriter::DeclareTensor(std::string name, DType dtype, std::vector<int6
 }
 
 Status GgufWriter::AddTensor(std::string name, const TensorView& view) {
-  const std::optional<uint64_t> nbytes = DTypeBytes(view.dtype, static_cast<uint64_t>(view.numel()));
+  const std::optional<uint64_t> nbytes =
+      DTypeBytes(view.dtype, static_cast<uint64_t>(view.numel()));
   if (nbytes && *nbytes != view.nbytes) {
-    return InvalidArgument("GGUF writer: tensor '" + name + "' shape " + ShapeToString(view.shape) + " x " +
-                           DTypeName(view.dtype) + " does not match its " + std::to_string(view.nbytes) + " bytes");
+    return InvalidArgument("GGUF writer: tensor '" + name + "' shape " + ShapeToString(view.shape) +
+                           " x " + DTypeName(view.dtype) + " does not match its " +
+                           std::to_string(view.nbytes) + " bytes");
   }
   CLOVER_TRY(DeclareTensor(std::move(name), view.dtype, view.shape));
   tensors_.back().data = view.data;
@@ -115,7 +148,8 @@ std::vector<uint8_t> GgufWriter::Header() const {
   for (const Declared& t : tensors_) {
     PutString(out, t.name);
     Put<uint32_t>(out, static_cast<uint32_t>(t.shape.size()));
-    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it) Put<uint64_t>(out, static_cast<uint64_t>(*it));
+    for (auto it = t.shape.rbegin(); it != t.shape.rend(); ++it)
+      Put<uint64_t>(out, static_cast<uint64_t>(*it));
     Put<uint32_t>(out, t.ggml_type);
     Put<uint64_t>(out, offset);
     offset += Padded(t.nbytes);
@@ -153,14 +187,14 @@ Status GgufWriter::WriteTensor(const std::string& name, const void* data, uint64
   }
   const Declared& t = tensors_[next_];
   if (name != t.name) {
-    return FailedPrecondition("'" + path_ + "': tensor '" + name + "' written out of order: expected '" +
-                              t.name + "' (tensor " + std::to_string(next_ + 1) + " of " +
-                              std::to_string(tensors_.size()) + ")");
+    return FailedPrecondition(
+        "'" + path_ + "': tensor '" + name + "' written out of order: expected '" + t.name +
+        "' (tensor " + std::to_string(next_ + 1) + " of " + std::to_string(tensors_.size()) + ")");
   }
   if (nbytes != t.nbytes) {
-    return InvalidArgument("'" + path_ + "': tensor '" + name + "' written with " + std::to_string(nbytes) +
-                           " bytes, expected " + std::to_string(t.nbytes) + " (" + ShapeToString(t.shape) +
-                           " x " + DTypeName(t.dtype) + ")");
+    return InvalidArgument("'" + path_ + "': tensor '" + name + "' written with " +
+                           std::to_string(nbytes) + " bytes, expected " + std::to_string(t.nbytes) +
+                           " (" + ShapeToString(t.shape) + " x " + DTypeName(t.dtype) + ")");
   }
   CLOVER_TRY(WriteBytes(data, nbytes));
   const std::vector<uint8_t> zeros(Padded(nbytes) - nbytes, 0);

@@ -25,7 +25,8 @@ class GgufWriter {
   // Closes and removes a file that was begun and not finished: no truncated GGUF stays behind.
   ~GgufWriter();
 
-  // Adds (or, for `general.alignment`, also applies) a metadata key/value; keys keep insertion order.
+  // Adds (or, for `general.alignment`, also applies) a metadata key/value; keys keep insertion
+  // order.
   void AddKv(std::string key, GgufValue value);
   // Declares a tensor whose bytes WriteTensor gives later; `shape` is outermost first (written as
   // reversed ggml ne). Errors for a dtype GGUF cannot store, 0 or more than 4 dimensions, or a

@@ -24,27 +24,27 @@ model::ModelWeights TinyBf16() {
 // shared ffn 32) with BF16 matrices (2 bytes) and F32 norms, conv, gates and router (4 bytes).
 TEST(PassBytesTest, MatchesAHandCountOfTheTinyModel) {
   const model::ModelWeights w = TinyBf16();
-  const uint64_t norms = 2 * 64 * 4;                    // attn_norm, post_norm
-  const uint64_t gdn = 128 * 64 * 2                     // qkv: conv_dim 2*2*16 + 4*16 = 128
-                       + 64 * 64 * 2                    // z: value_dim 64
-                       + 2 * (4 * 64 * 2)               // beta, alpha: hv 4
-                       + 128 * 4 * 4                    // conv [conv_dim, 4]
-                       + 2 * (4 * 4)                    // dt_bias, a
-                       + 16 * 4                         // norm [dv]
-                       + 64 * 64 * 2;                   // out
-  const uint64_t attention = 256 * 64 * 2               // q: 4 heads * 32 * 2 (query | gate)
-                             + 2 * (64 * 64 * 2)        // k, v: 2 kv heads * 32
-                             + 64 * 128 * 2             // o
-                             + 2 * (32 * 4);            // q_norm, k_norm
-  const uint64_t moe_fixed = 8 * 64 * 4                 // router
-                             + 3 * (32 * 64 * 2)        // shared gate, up, down
-                             + 64 * 4;                  // shared-expert gate
-  const uint64_t expert = 3 * (32 * 64 * 2);            // gate, up, down
-  const uint64_t head = 64 * 4 + 512 * 64 * 2;          // output_norm, output
+  const uint64_t norms = 2 * 64 * 4;              // attn_norm, post_norm
+  const uint64_t gdn = 128 * 64 * 2               // qkv: conv_dim 2*2*16 + 4*16 = 128
+                       + 64 * 64 * 2              // z: value_dim 64
+                       + 2 * (4 * 64 * 2)         // beta, alpha: hv 4
+                       + 128 * 4 * 4              // conv [conv_dim, 4]
+                       + 2 * (4 * 4)              // dt_bias, a
+                       + 16 * 4                   // norm [dv]
+                       + 64 * 64 * 2;             // out
+  const uint64_t attention = 256 * 64 * 2         // q: 4 heads * 32 * 2 (query | gate)
+                             + 2 * (64 * 64 * 2)  // k, v: 2 kv heads * 32
+                             + 64 * 128 * 2       // o
+                             + 2 * (32 * 4);      // q_norm, k_norm
+  const uint64_t moe_fixed = 8 * 64 * 4           // router
+                             + 3 * (32 * 64 * 2)  // shared gate, up, down
+                             + 64 * 4;            // shared-expert gate
+  const uint64_t expert = 3 * (32 * 64 * 2);      // gate, up, down
+  const uint64_t head = 64 * 4 + 512 * 64 * 2;    // output_norm, output
   const uint64_t embed_row = 64 * 2;
-  const uint64_t gdn_state = 2 * (3 * 128 * 4           // conv state: 3 rows of conv_dim, read + written
-                                  + 4 * 16 * 16 * 4);   // recurrent: hv x dk x dv, read + written
-  const uint64_t kv_row = 2 * 64 * 4;                   // K and V rows of kv_dim 64
+  const uint64_t gdn_state = 2 * (3 * 128 * 4  // conv state: 3 rows of conv_dim, read + written
+                                  + 4 * 16 * 16 * 4);  // recurrent: hv x dk x dv, read + written
+  const uint64_t kv_row = 2 * 64 * 4;                  // K and V rows of kv_dim 64
 
   // One decode step at position 10: top-2 in every layer.
   const std::vector<int> decode = {2, 2, 2, 2};
@@ -78,9 +78,9 @@ TEST(PassBytesTest, GrowsByOneExpertPerDistinctExpertAndDropsTheUnusedHead) {
 
 // A bidirectional preview also reads each GDN layer's preview tensors (clover-spec.md §3).
 TEST(PassBytesTest, BidirectionalPreviewAddsTheGdnPreviewTensors) {
-  const model::ModelWeights w = model::MakeRandomWeights(
-      model::RandomModelConfig("clover-tiny").value(), 1, DType::kBF16);
-  const uint64_t per_gdn_layer = 128 * 4 * 4        // conv_bwd [conv_dim, 4] F32
+  const model::ModelWeights w =
+      model::MakeRandomWeights(model::RandomModelConfig("clover-tiny").value(), 1, DType::kBF16);
+  const uint64_t per_gdn_layer = 128 * 4 * 4         // conv_bwd [conv_dim, 4] F32
                                  + 2 * (4 * 64 * 2)  // beta_bwd, alpha_bwd [hv, hidden] BF16
                                  + 3 * (4 * 4);      // a_bwd, dt_bwd, mix_bwd [hv] F32
   const std::vector<int> distinct = {3, 3, 3, 3};

@@ -19,7 +19,8 @@ TEST(MemoryBandwidthTest, TriadComputesEveryElement) {
         c[i] = 0.5 * static_cast<double>(i % 13);
       }
       Triad(pool, a.data(), b.data(), c.data(), 3.0, n);
-      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(a[i], b[i] + 3.0 * c[i]) << threads << " " << n << " " << i;
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_EQ(a[i], b[i] + 3.0 * c[i]) << threads << " " << n << " " << i;
     }
   }
 }
