@@ -32,6 +32,10 @@ struct FormatQ8_0 {
 
   template <int R>
   static void Rows(const ActBlock* x, int64_t nb, const uint8_t* w, float* out) {
+    if constexpr (R == 1) {
+      out[0] = OneRow(x, nb, w);
+      return;
+    }
     __m256 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     for (int64_t b = 0; b < nb; ++b) {
@@ -48,6 +52,29 @@ struct FormatQ8_0 {
       }
     }
     for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]);
+  }
+
+  // One activation row (decode): consecutive blocks go to four accumulators. With one, each
+  // block would wait for the previous block's FMA (4-cycle latency per 34 weight bytes), which
+  // caps the product below the memory's rate; several rows are several chains already.
+  static float OneRow(const ActBlock* x, int64_t nb, const uint8_t* w) {
+    auto add_block = [x, w](int64_t b, __m256 acc) {
+      const uint8_t* blk = w + b * kBlockBytes;
+      const __m256i wq = Load256(blk + 2);
+      const __m256i xs = _mm256_sign_epi8(Load256(x[b].q), wq);
+      const __m256 dot = _mm256_cvtepi32_ps(DotU8S8(_mm256_sign_epi8(wq, wq), xs));
+      return _mm256_fmadd_ps(_mm256_set1_ps(LoadHalf(blk) * x[b].d), dot, acc);
+    };
+    __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t b = 0;
+    for (; b + 4 <= nb; b += 4) {
+      a0 = add_block(b, a0);
+      a1 = add_block(b + 1, a1);
+      a2 = add_block(b + 2, a2);
+      a3 = add_block(b + 3, a3);
+    }
+    for (; b < nb; ++b) a0 = add_block(b, a0);
+    return SumLanes(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));
   }
 };
 
