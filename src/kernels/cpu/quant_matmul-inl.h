@@ -228,6 +228,13 @@ void QuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row
 
 }  // namespace
 
+#if defined(__AVX512BW__) && defined(__AVX512VNNI__)
+#include "kernels/cpu/quant_matmul_wide-inl.h"
+// Up to this many activation rows the K formats take the 512-bit kernel.
+constexpr int64_t kWideMaxRows = 16;
+#define CLOVER_WIDE_K_FORMATS 1
+#endif
+
 void QuantMatMulQ8_0(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   QuantMatMul<FormatQ8_0>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
@@ -235,10 +242,24 @@ void QuantMatMulQ8_0(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
 
 void QuantMatMulQ4_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+#ifdef CLOVER_WIDE_K_FORMATS
+  if (n_rows <= kWideMaxRows) {
+    WideQuantMatMul<WideQ4_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
+    return;
+  }
+#endif
   QuantMatMul<FormatQ4_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 
 void QuantMatMulQ6_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+#ifdef CLOVER_WIDE_K_FORMATS
+  if (n_rows <= kWideMaxRows) {
+    WideQuantMatMul<WideQ6_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
+    return;
+  }
+#endif
   QuantMatMul<FormatQ6_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
+
+#undef CLOVER_WIDE_K_FORMATS

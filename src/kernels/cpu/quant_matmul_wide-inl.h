@@ -1,0 +1,197 @@
+// The K formats on 512-bit registers (AVX-512BW + VNNI), for the few-row products that decode and
+// the diffusion passes run per expert. Textually included by quant_matmul-inl.h inside the
+// AVX-512 namespace only (no include guard, like the file that includes it).
+//
+// Why a second kernel: the 256-bit one multiplies every 32-element integer dot by its sub-block
+// scale (vpmulld) and adds the Q4_K mins / Q6_K offsets in scalar code, so one core decodes Q4_K
+// at ~16 GB/s, half of what one core can stream from memory. Here one zmm covers 64 weights,
+// u8 x s8 pairs go to int16 (maddubs, no saturation: 15 * 127 * 2 and 63 * 127 * 2 < 2^15) and
+// `vpdpwssd` multiplies them by the sub-block scales while adding into int32, so a scale costs
+// nothing extra; mins and offsets are one int16 dot against the activations' 16-element sums.
+//
+// The activations are repacked once per call into the order the weights decode in (values
+// contiguous, 16-element sums, one scale per 256), which is what lets every load be one zmm.
+
+namespace {
+
+struct WideActivations {
+  std::vector<int8_t> q;       // rows * in values
+  std::vector<int16_t> sum16;  // rows * in / 16 sums of 16 values
+  std::vector<float> d;        // rows * in / 256 scales (MatMul gives K formats one per 256)
+};
+
+// Activation rows per register tile; the weights of a super-block are decoded once per tile.
+constexpr int kWideTileRows = 4;
+
+inline void PackWideActivations(const ActBlock* x, int64_t n_rows, int64_t nb, WideActivations* p) {
+  const int64_t blocks = n_rows * nb;
+  p->q.resize(static_cast<size_t>(blocks * kActBlockSize));
+  p->sum16.resize(static_cast<size_t>(blocks * 2));
+  p->d.resize(static_cast<size_t>(blocks / 8));
+  for (int64_t b = 0; b < blocks; ++b) {
+    std::memcpy(p->q.data() + b * kActBlockSize, x[b].q, kActBlockSize);
+    p->sum16[2 * b] = x[b].sum[0];
+    p->sum16[2 * b + 1] = x[b].sum[1];
+    if (b % 8 == 0) p->d[b / 8] = x[b].d;
+  }
+}
+
+inline __m512i Load512(const void* p) { return _mm512_loadu_si512(p); }
+
+// Lanes 0..15 of each zmm take index `lo`, lanes 16..31 `hi` (int16 permute indices).
+inline __m512i HalfIndex(int lo, int hi) {
+  return _mm512_inserti64x4(_mm512_set1_epi16(static_cast<int16_t>(lo)),
+                            _mm256_set1_epi16(static_cast<int16_t>(hi)), 1);
+}
+
+struct WideQ4_K {
+  static constexpr int64_t kBlockBytes = 144;
+
+  // One weight row `w` against R activation rows starting at row `r0` of `a` (nsb super-blocks a
+  // row).
+  template <int R>
+  static void Rows(const WideActivations& a, int64_t r0, int64_t nsb, const uint8_t* w,
+                   float* out) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    // Sub-blocks 2c and 2c+1 are the low and high nibbles of the same 32 bytes: a 16-bit shift
+    // of 0 in the lower half and 4 in the upper half, then the mask, gives both in one zmm.
+    const __m512i nibble_shift = HalfIndex(0, 4);
+    __m512 acc[R];
+    __m256 min_acc[R];
+    for (int r = 0; r < R; ++r) {
+      acc[r] = _mm512_setzero_ps();
+      min_acc[r] = _mm256_setzero_ps();
+    }
+    for (int64_t sb = 0; sb < nsb; ++sb) {
+      const uint8_t* blk = w + sb * kBlockBytes;
+      const float d = LoadHalf(blk);
+      const float dmin = LoadHalf(blk + 2);
+      // The 6-bit scales and mins of the 8 sub-blocks, 12 bytes (ref/dequantize.cc's layout)
+      // unpacked four at a time in 32-bit words.
+      uint32_t u[3];
+      std::memcpy(u, blk + 4, 12);
+      const uint64_t sc8 =
+          (u[0] & 0x3F3F3F3Fu) |
+          (static_cast<uint64_t>((u[2] & 0x0F0F0F0Fu) | ((u[0] >> 2) & 0x30303030u)) << 32);
+      const uint64_t mn8 =
+          (u[1] & 0x3F3F3F3Fu) |
+          (static_cast<uint64_t>(((u[2] >> 4) & 0x0F0F0F0Fu) | ((u[1] >> 2) & 0x30303030u)) << 32);
+      const __m128i sc_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(sc8));
+      const __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sc_bytes));
+      // Each min twice, against the two 16-element sums of its sub-block.
+      const __m128i mn_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(mn8));
+      const __m256i mn_pairs = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn_bytes, mn_bytes));
+      __m512i wq[4], scale[4];
+      for (int c = 0; c < 4; ++c) {
+        const __m512i raw = _mm512_broadcast_i64x4(Load256(blk + 16 + 32 * c));
+        wq[c] = _mm512_and_si512(_mm512_srlv_epi16(raw, nibble_shift), low4);
+        scale[c] = _mm512_permutexvar_epi16(HalfIndex(2 * c, 2 * c + 1), sc16);
+      }
+      for (int r = 0; r < R; ++r) {
+        const int64_t at = (r0 + r) * nsb + sb;
+        const int8_t* q = a.q.data() + at * 256;
+        __m512i isum = _mm512_setzero_si512();
+        for (int c = 0; c < 4; ++c)
+          isum =
+              _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(wq[c], Load512(q + 64 * c)), scale[c]);
+        const float dx = a.d[at];
+        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * dx), _mm512_cvtepi32_ps(isum), acc[r]);
+        const __m256i mins = _mm256_madd_epi16(mn_pairs, Load256(a.sum16.data() + at * 16));
+        min_acc[r] =
+            _mm256_fmadd_ps(_mm256_set1_ps(dmin * dx), _mm256_cvtepi32_ps(mins), min_acc[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) - SumLanes(min_acc[r]);
+  }
+};
+
+struct WideQ6_K {
+  static constexpr int64_t kBlockBytes = 210;
+
+  template <int R>
+  static void Rows(const WideActivations& a, int64_t r0, int64_t nsb, const uint8_t* w,
+                   float* out) {
+    const __m512i low4 = _mm512_set1_epi8(0x0F);
+    const __m512i high2 = _mm512_set1_epi8(0x30);
+    // Bits 4-5 of each 6-bit value come from qh: for the four 32-value groups of a 128-value
+    // half, (qh << 4), (qh << 2), qh, (qh >> 2), each masked to 0x30. Lower zmm half the first
+    // group of a pair, upper half the second.
+    const __m512i left = HalfIndex(4, 2);
+    const __m512i right = HalfIndex(0, 2);
+    // wq[k] holds values 64k .. 64k+63; its int16 lane i (2 values) belongs to scale 4k + i/8.
+    __m512i scale_index[4];
+    for (int k = 0; k < 4; ++k) {
+      alignas(64) int16_t idx[32];
+      for (int i = 0; i < 32; ++i) idx[i] = static_cast<int16_t>(4 * k + i / 8);
+      scale_index[k] = Load512(idx);
+    }
+    __m512 acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    for (int64_t sb = 0; sb < nsb; ++sb) {
+      const uint8_t* blk = w + sb * kBlockBytes;
+      const float d = LoadHalf(blk + 208);
+      // 16 signed scales, one per 16 values.
+      const __m256i sc16 =
+          _mm256_cvtepi8_epi16(_mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 192)));
+      const __m512i sc_all = _mm512_broadcast_i64x4(sc16);
+      __m512i wq[4], scale[4];
+      for (int h = 0; h < 2; ++h) {
+        const __m512i ql = Load512(blk + 64 * h);
+        const __m512i qh = _mm512_broadcast_i64x4(Load256(blk + 128 + 32 * h));
+        wq[2 * h] = _mm512_or_si512(_mm512_and_si512(ql, low4),
+                                    _mm512_and_si512(_mm512_sllv_epi16(qh, left), high2));
+        wq[2 * h + 1] = _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql, 4), low4),
+                                        _mm512_and_si512(_mm512_srlv_epi16(qh, right), high2));
+      }
+      for (int k = 0; k < 4; ++k) scale[k] = _mm512_permutexvar_epi16(scale_index[k], sc_all);
+      for (int r = 0; r < R; ++r) {
+        const int64_t at = (r0 + r) * nsb + sb;
+        const int8_t* q = a.q.data() + at * 256;
+        __m512i isum = _mm512_setzero_si512();
+        for (int k = 0; k < 4; ++k)
+          isum =
+              _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(wq[k], Load512(q + 64 * k)), scale[k]);
+        // The stored values are offset by 32: subtract 32 * sum(scale * 16-value sum).
+        const __m256i offset = _mm256_madd_epi16(sc16, Load256(a.sum16.data() + at * 16));
+        isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
+        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * a.d[at]), _mm512_cvtepi32_ps(isum), acc[r]);
+      }
+    }
+    for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
+  }
+};
+
+template <typename Wide, int R>
+inline void WideRowsUpTo(const WideActivations& a, int64_t r0, int64_t n_rows, int64_t nsb,
+                         const uint8_t* w, float* out) {
+  if constexpr (R > 1) {
+    if (n_rows < R) {
+      WideRowsUpTo<Wide, R - 1>(a, r0, n_rows, nsb, w, out);
+      return;
+    }
+  }
+  Wide::template Rows<R>(a, r0, nsb, w, out);
+}
+
+template <typename Wide>
+void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
+                     int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+  thread_local WideActivations packed;
+  const int64_t nb = in / kActBlockSize;
+  PackWideActivations(x, n_rows, nb, &packed);
+  const auto* wb = static_cast<const uint8_t*>(w);
+  const int64_t nsb = in / 256;
+  float out[kWideTileRows];
+  for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
+    const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kWideTileRows) {
+      const int64_t nr = std::min<int64_t>(kWideTileRows, n_rows - r0);
+      for (int64_t o = ob; o < oe; ++o) {
+        WideRowsUpTo<Wide, kWideTileRows>(packed, r0, nr, nsb, wb + o * w_row_bytes, out);
+        for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
+      }
+    }
+  }
+}
+
+}  // namespace
