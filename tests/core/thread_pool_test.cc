@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 namespace clover {
@@ -38,6 +40,23 @@ TEST(ThreadPoolTest, SplitsWorkAcrossCalls) {
     });
   }
   EXPECT_EQ(sum.load(), 200 * 4950);
+}
+
+// Jobs must reach workers that just finished one and workers long asleep, and a pool must shut
+// down from both.
+TEST(ThreadPoolTest, WakesBusyAndIdleWorkers) {
+  for (int pause_us : {0, 10, 200, 5000}) {
+    ThreadPool pool(3);
+    std::atomic<int64_t> sum{0};
+    for (int rep = 0; rep < 5; ++rep) {
+      std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+      pool.ParallelFor(30, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) sum += i;
+      });
+    }
+    EXPECT_EQ(sum.load(), 5 * 435) << pause_us;
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
+  }
 }
 
 TEST(ThreadPoolTest, ZeroItemsCallsNothing) {

@@ -14,7 +14,7 @@ def main():
     clover, model_dir, golden = sys.argv[1], sys.argv[2], sys.argv[3]
     tmp = tempfile.mkdtemp()
     tok = bpe.Tokenizer.from_json(os.path.join(model_dir, "tokenizer.json"))
-    tasks = data.generate(5, 200)
+    tasks = data.generate(5, 200, list(data.TASKS))  # tool conversations too: the template's hardest part
     lines = os.path.join(tmp, "texts.jsonl")
     with open(lines, "w") as f:
         for t in tasks:

@@ -112,7 +112,7 @@ def main():
     for d in args.decoders.split(","):
         f = d.split(":")
         decs.append(("ar", None, None) if f[0] == "ar" else ("diffusion", float(f[1]), int(f[2])))
-    tasks = data.eval_split()
+    tasks = data.eval_split(families=ck.get("families"))
     if args.tasks:
         tasks = [t for t in tasks if t["task"] in args.tasks.split(",")]
     res = run(net, tok, tasks[:args.limit], decs)

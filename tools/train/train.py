@@ -82,6 +82,8 @@ def main():
                     help="override an integer field of model.DEMO_CONFIG (new models only)")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--train-tasks", type=int, default=100000)
+    ap.add_argument("--families", default="default",
+                    help="task families: default (all but the tool tasks), all, or comma-separated names")
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
@@ -95,7 +97,8 @@ def main():
     os.makedirs(args.work, exist_ok=True)
 
     t0 = time.time()
-    tasks = data.generate(data.TRAIN_SEED, args.train_tasks)
+    families = data.parse_families(args.families)
+    tasks = data.generate(data.TRAIN_SEED, args.train_tasks, families)
     tok = build_tokenizer(tasks, args.vocab)
     json.dump(tok.to_json(), open(os.path.join(args.work, "tokenizer.json"), "w"), ensure_ascii=False)
     examples = encode_all(tok, tasks)
@@ -155,14 +158,15 @@ def main():
             print(f"step {step} L {L} rows {len(idx)} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
                   f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
         if (step + 1) % 50 == 0 or step == args.steps - 1:
-            torch.save({"config": cfg, "state_dict": net.state_dict(), "step": done + step + 1},
+            torch.save({"config": cfg, "state_dict": net.state_dict(), "step": done + step + 1,
+                        "families": families},
                        os.path.join(args.work, "model.pt"))
     print(f"training {time.time() - t_train:.0f}s", flush=True)
 
     if args.eval_limit == 0:
         return
     net.eval()
-    res = evaluate.run(net, tok, data.eval_split()[:args.eval_limit])
+    res = evaluate.run(net, tok, data.eval_split(families=families)[:args.eval_limit])
     print(json.dumps(res, indent=1), flush=True)
     json.dump(res, open(os.path.join(args.work, "eval.json"), "w"), indent=1)
 
