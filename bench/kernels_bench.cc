@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -28,27 +29,30 @@ std::vector<float> Random(int64_t n, uint64_t seed) {
 constexpr DType kBenchDTypes[] = {DType::kF32,  DType::kBF16, DType::kF16,
                                   DType::kQ8_0, DType::kQ4_K, DType::kQ6_K};
 
-// Args: isa, dtype (index into kBenchDTypes), rows, out, in, threads.
-void BM_MatMul(benchmark::State& state) {
-  const Isa isa = static_cast<Isa>(state.range(0));
-  if (!IsaSupported(isa, DetectCpuFeatures())) {
-    state.SkipWithError("ISA not supported");
-    return;
-  }
-  const DType dtype = kBenchDTypes[state.range(1)];
-  const int64_t rows = state.range(2), out = state.range(3), in = state.range(4);
-  ThreadPool pool(static_cast<int>(state.range(5)));
-  KernelContext ctx{pool, GetKernelTable(isa)};
+// A random [out, in] matrix of `dtype` and the bytes it points at.
+struct BenchWeight {
+  std::vector<uint8_t> bytes;
+  TensorView view;
+};
+
+BenchWeight MakeWeight(DType dtype, int64_t out, int64_t in) {
   const std::vector<float> wf = Random(out * in, 1);
   const uint64_t row_bytes = *DTypeBytes(dtype, in);
-  std::vector<uint8_t> wq(out * row_bytes);
+  BenchWeight w;
+  w.bytes.resize(out * row_bytes);
   for (int64_t o = 0; o < out; ++o)
-    (void)QuantizeRow(dtype, wf.data() + o * in, in, wq.data() + o * row_bytes);
-  TensorView w;
-  w.dtype = dtype;
-  w.shape = {out, in};
-  w.data = wq.data();
-  w.nbytes = wq.size();
+    (void)QuantizeRow(dtype, wf.data() + o * in, in, w.bytes.data() + o * row_bytes);
+  w.view.dtype = dtype;
+  w.view.shape = {out, in};
+  w.view.data = w.bytes.data();
+  w.view.nbytes = w.bytes.size();
+  return w;
+}
+
+// Times MatMul of `rows` random activation rows with `w` and reports GFLOP/s and weight GB/s.
+void TimeMatMul(benchmark::State& state, const KernelContext& ctx, const TensorView& w,
+                int64_t rows) {
+  const int64_t out = w.shape[0], in = w.shape[1];
   const std::vector<float> x = Random(rows * in, 2);
   std::vector<float> y(rows * out);
   for (auto _ : state) {
@@ -63,6 +67,19 @@ void BM_MatMul(benchmark::State& state) {
                                               benchmark::Counter::kIs1000);
 }
 
+// Args: isa, dtype (index into kBenchDTypes), rows, out, in, threads.
+void BM_MatMul(benchmark::State& state) {
+  const Isa isa = static_cast<Isa>(state.range(0));
+  if (!IsaSupported(isa, DetectCpuFeatures())) {
+    state.SkipWithError("ISA not supported");
+    return;
+  }
+  const BenchWeight w = MakeWeight(kBenchDTypes[state.range(1)], state.range(3), state.range(4));
+  ThreadPool pool(static_cast<int>(state.range(5)));
+  KernelContext ctx{pool, GetKernelTable(isa)};
+  TimeMatMul(state, ctx, w.view, state.range(2));
+}
+
 void MatMulArgs(benchmark::internal::Benchmark* b) {
   for (int isa : {0, 1, 2})
     for (int dtype : {0, 1, 3, 4, 5})
@@ -70,6 +87,34 @@ void MatMulArgs(benchmark::internal::Benchmark* b) {
         for (int threads : {1, 2}) b->Args({isa, dtype, rows, 4096, 1024, threads});
 }
 BENCHMARK(BM_MatMul)->Apply(MatMulArgs)->UseRealTime();
+
+// The AVX-512 quantized product with and without the many-row kernel (quant_gemm), in one run.
+// Args: dtype (index into kBenchDTypes), gemm (0: quant_matmul only, 1: as MatMul picks), rows,
+// out, in, threads.
+void BM_QuantGemm(benchmark::State& state) {
+  if (!IsaSupported(Isa::kAvx512, DetectCpuFeatures())) {
+    state.SkipWithError("ISA not supported");
+    return;
+  }
+  const BenchWeight w = MakeWeight(kBenchDTypes[state.range(0)], state.range(3), state.range(4));
+  KernelTable table = GetKernelTable(Isa::kAvx512);
+  if (state.range(1) == 0)
+    for (QuantMatMulFn& fn : table.quant_gemm) fn = nullptr;
+  ThreadPool pool(static_cast<int>(state.range(5)));
+  KernelContext ctx{pool, table};
+  TimeMatMul(state, ctx, w.view, state.range(2));
+}
+
+// The 1024 x 4096 projection of the matmul benchmark, and the expert shapes of the 35B MoE:
+// gate/up (512 out x 2048 in) and down (2048 x 512).
+void QuantGemmArgs(benchmark::internal::Benchmark* b) {
+  for (int dtype : {3, 4, 5})
+    for (int rows : {16, 64, 512})
+      for (auto [out, in] : {std::pair{4096, 1024}, std::pair{512, 2048}, std::pair{2048, 512}})
+        for (int threads : {1, 2})
+          for (int gemm : {0, 1}) b->Args({dtype, gemm, rows, out, in, threads});
+}
+BENCHMARK(BM_QuantGemm)->Apply(QuantGemmArgs)->UseRealTime();
 
 // Args: isa, n_positions; one decode row, 16 heads, 2 kv heads, head_dim 256.
 void BM_AttentionDecode(benchmark::State& state) {

@@ -28,6 +28,9 @@ using MatMulFn = void (*)(const float* x, int64_t n_rows, int64_t x_stride, cons
 using QuantMatMulFn = void (*)(const ActBlock* x, int64_t n_rows, const void* w,
                                int64_t w_row_bytes, int64_t in, int64_t o_begin, int64_t o_end,
                                float* y, int64_t y_stride);
+// Output rows per tile of the quant_gemm kernels: a range should start on a tile boundary and
+// hold whole tiles (except at the matrix's end) so that none is decoded twice.
+inline constexpr int64_t kQuantGemmTileRows = 16;
 // Returns sum_i a[i] * b[i].
 using DotFn = float (*)(const float* a, const float* b, int64_t n);
 // Does y[i] += alpha * x[i].
@@ -41,6 +44,9 @@ struct KernelTable {
   // `quant_matmul` for the quantized types, which MatMul then prefers.
   MatMulFn matmul[kWeightTypeCount] = {};
   QuantMatMulFn quant_matmul[kWeightTypeCount] = {};
+  // The same products for many activation rows (prefill, MoE expert batches), where decoding a
+  // tile of weights once for every row pays off; MatMul prefers it from a few rows on.
+  QuantMatMulFn quant_gemm[kWeightTypeCount] = {};
   DotFn dot = nullptr;
   AxpyFn axpy = nullptr;
   ScaleFn scale = nullptr;

@@ -13,20 +13,25 @@ namespace clover::kernels {
 namespace {
 // Below about this many multiply-adds per task, waking a worker costs more than it saves.
 constexpr int64_t kMinFlopsPerTask = 1 << 15;
-// Output rows per task are a multiple of the widest register tile (4 weight rows).
+// Output rows per task are a multiple of the widest register tile (4 weight rows), or of the
+// quant_gemm tile.
 constexpr int64_t kRowGranule = 4;
+// From this many activation rows on, quant_gemm (where the ISA has it) beats quant_matmul
+// (bench/kernels_bench.cc, BM_QuantGemm).
+constexpr int64_t kQuantGemmMinRows = 8;
 // Rows of activations per quantization task (quantizing is ~10 operations per element).
 constexpr int64_t kMinQuantizeElementsPerTask = 1 << 14;
 
-// Splits `out` output rows into tasks and calls `fn(o_begin, o_end)` on the pool.
+// Splits `out` output rows into tasks of whole `granule`s and calls `fn(o_begin, o_end)` on the
+// pool.
 template <typename Fn>
-void ForOutputs(const KernelContext& ctx, int64_t out, int64_t in, int64_t n_rows, const Fn& fn) {
-  const int64_t n_granules = (out + kRowGranule - 1) / kRowGranule;
-  const int64_t flops_per_granule = std::max<int64_t>(1, kRowGranule * in * n_rows);
+void ForOutputs(const KernelContext& ctx, int64_t out, int64_t in, int64_t n_rows, int64_t granule,
+                const Fn& fn) {
+  const int64_t n_granules = (out + granule - 1) / granule;
+  const int64_t flops_per_granule = std::max<int64_t>(1, granule * in * n_rows);
   const int64_t min_granules = std::max<int64_t>(1, kMinFlopsPerTask / flops_per_granule);
   ctx.pool.ParallelFor(
-      n_granules,
-      [&](int64_t g0, int64_t g1) { fn(g0 * kRowGranule, std::min(out, g1 * kRowGranule)); },
+      n_granules, [&](int64_t g0, int64_t g1) { fn(g0 * granule, std::min(out, g1 * granule)); },
       min_granules);
 }
 
@@ -55,13 +60,17 @@ void MatMul(const KernelContext& ctx, const float* x, int64_t n_rows, int64_t x_
           QuantizeActivations(x + r0 * x_stride, r1 - r0, x_stride, in, q + r0 * nb, block);
         },
         std::max<int64_t>(1, kMinQuantizeElementsPerTask / std::max<int64_t>(1, in)));
-    ForOutputs(ctx, out, in, n_rows, [&](int64_t o0, int64_t o1) {
-      qfn(q, n_rows, w.data, row_bytes, in, o0, o1, y, y_stride);
-    });
+    const QuantMatMulFn gemm = ctx.table.quant_gemm[static_cast<int>(*type)];
+    const bool use_gemm = gemm != nullptr && n_rows >= kQuantGemmMinRows;
+    const QuantMatMulFn product = use_gemm ? gemm : qfn;
+    ForOutputs(ctx, out, in, n_rows, use_gemm ? kQuantGemmTileRows : kRowGranule,
+               [&](int64_t o0, int64_t o1) {
+                 product(q, n_rows, w.data, row_bytes, in, o0, o1, y, y_stride);
+               });
     return;
   }
   const MatMulFn fn = ctx.table.matmul[static_cast<int>(*type)];
-  ForOutputs(ctx, out, in, n_rows, [&](int64_t o0, int64_t o1) {
+  ForOutputs(ctx, out, in, n_rows, kRowGranule, [&](int64_t o0, int64_t o1) {
     fn(x, n_rows, x_stride, w.data, row_bytes, in, o0, o1, y, y_stride);
   });
 }

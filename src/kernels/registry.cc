@@ -49,6 +49,9 @@ KernelTable MakeAvx512Table() {
   t.quant_matmul[static_cast<int>(WeightType::kQ8_0)] = avx512::QuantMatMulQ8_0;
   t.quant_matmul[static_cast<int>(WeightType::kQ4_K)] = avx512::QuantMatMulQ4_K;
   t.quant_matmul[static_cast<int>(WeightType::kQ6_K)] = avx512::QuantMatMulQ6_K;
+  t.quant_gemm[static_cast<int>(WeightType::kQ8_0)] = avx512::QuantGemmQ8_0;
+  t.quant_gemm[static_cast<int>(WeightType::kQ4_K)] = avx512::QuantGemmQ4_K;
+  t.quant_gemm[static_cast<int>(WeightType::kQ6_K)] = avx512::QuantGemmQ6_K;
   t.dot = avx512::Dot;
   t.axpy = avx512::Axpy;
   t.scale = avx512::Scale;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -109,6 +110,101 @@ TEST(QuantMatMulTest, EveryIsaMatchesDoubleReference) {
                 ASSERT_NEAR(y[r * out + o], e.value, kRoundingTolerance * e.magnitude + 1e-30)
                     << "row " << r << " output " << o;
               }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// The many-row kernels (quant_gemm) called directly on output sub-ranges: tails of the 16-row
+// tile, activation row counts that leave every register-group remainder, Q8_0 rows whose block
+// count is not a multiple of the 8-block decode unit. Outputs outside [o_begin, o_end) and the
+// stride gap must stay untouched.
+TEST(QuantMatMulTest, QuantGemmMatchesDoubleReference) {
+  std::vector<int64_t> row_counts;
+  for (int64_t rows = 1; rows <= 40; rows += 2) row_counts.push_back(rows);
+  row_counts.push_back(97);
+  for (Isa isa : AvailableIsas()) {
+    const KernelTable& table = GetKernelTable(isa);
+    for (DType dtype : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+      const QuantMatMulFn gemm = table.quant_gemm[static_cast<int>(*WeightTypeOf(dtype, "test"))];
+      if (gemm == nullptr) continue;
+      const int64_t block = DTypeBlockSize(dtype);
+      // Q8_0: 1, 3, 9 and 17 blocks (whole and partial 8-block units).
+      const std::vector<int64_t> ins =
+          block == 32 ? std::vector<int64_t>{32, 96, 288, 544} : std::vector<int64_t>{256, 768};
+      for (int64_t in : ins) {
+        const int64_t out = 3 * kQuantGemmTileRows + 5;
+        const uint64_t seed = in * 1009 + static_cast<uint64_t>(dtype);
+        const QuantWeight w = MakeQuantWeight(dtype, out, in, seed);
+        const int64_t row_bytes = static_cast<int64_t>(w.view.row_bytes());
+        for (int64_t rows : row_counts) {
+          // [o_begin, o_end): everything; from the second tile to the tail; one partial tile.
+          for (auto [o_begin, o_end] : {std::pair<int64_t, int64_t>{0, out},
+                                        {kQuantGemmTileRows, out},
+                                        {kQuantGemmTileRows, kQuantGemmTileRows + 7}}) {
+            SCOPED_TRACE(::testing::Message()
+                         << IsaName(isa) << " " << DTypeName(dtype) << " rows " << rows << " in "
+                         << in << " outputs [" << o_begin << ", " << o_end << ")");
+            const std::vector<float> x = RandomVector(rows * in, seed + rows);
+            std::vector<ActBlock> xq(rows * in / kActBlockSize);
+            QuantizeActivations(x.data(), rows, in, in, xq.data(), block);
+            const int64_t y_stride = out + 3;
+            const float untouched = -12345.0f;
+            std::vector<float> y(rows * y_stride, untouched);
+            gemm(xq.data(), rows, w.view.data, row_bytes, in, o_begin, o_end, y.data(), y_stride);
+            for (int64_t r = 0; r < rows; ++r) {
+              for (int64_t o = 0; o < y_stride; ++o) {
+                const float got = y[r * y_stride + o];
+                if (o < o_begin || o >= o_end) {
+                  ASSERT_EQ(got, untouched) << "row " << r << " output " << o;
+                  continue;
+                }
+                const Expected e =
+                    DotQuantized(xq.data() + r * in / kActBlockSize, w.values.data() + o * in, in);
+                ASSERT_NEAR(got, e.value, kRoundingTolerance * e.magnitude + 1e-30)
+                    << "row " << r << " output " << o;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+// MatMul with enough rows for quant_gemm, on two threads: each task gets whole 16-row tiles.
+TEST(QuantMatMulTest, ManyRowsMatchDoubleReferenceOnTwoThreads) {
+  ThreadPool pool(2);
+  for (Isa isa : AvailableIsas()) {
+    const KernelTable& table = GetKernelTable(isa);
+    KernelContext ctx{pool, table};
+    for (DType dtype : {DType::kQ8_0, DType::kQ4_K, DType::kQ6_K}) {
+      const int64_t block = DTypeBlockSize(dtype);
+      const bool integer_kernel =
+          table.quant_matmul[static_cast<int>(*WeightTypeOf(dtype, "test"))] != nullptr;
+      const int64_t in = block == 32 ? 11 * block : 2 * block;
+      for (int64_t out : {int64_t{8} * kQuantGemmTileRows + 5, int64_t{300}}) {
+        const uint64_t seed = in * 7 + out;
+        const QuantWeight w = MakeQuantWeight(dtype, out, in, seed);
+        for (int64_t rows : {8, 16, 33, 97}) {
+          SCOPED_TRACE(::testing::Message() << IsaName(isa) << " " << DTypeName(dtype) << " rows "
+                                            << rows << " out " << out);
+          const std::vector<float> x = RandomVector(rows * in, seed + rows);
+          std::vector<ActBlock> xq(rows * in / kActBlockSize);
+          QuantizeActivations(x.data(), rows, in, in, xq.data(), block);
+          std::vector<float> y(rows * out);
+          MatMul(ctx, x.data(), rows, in, w.view, y.data(), out);
+          for (int64_t r = 0; r < rows; ++r) {
+            for (int64_t o = 0; o < out; ++o) {
+              const double* wo = w.values.data() + o * in;
+              const Expected e = integer_kernel
+                                     ? DotQuantized(xq.data() + r * in / kActBlockSize, wo, in)
+                                     : DotF32(x.data() + r * in, wo, in);
+              ASSERT_NEAR(y[r * out + o], e.value, kRoundingTolerance * e.magnitude + 1e-30)
+                  << "row " << r << " output " << o;
             }
           }
         }
