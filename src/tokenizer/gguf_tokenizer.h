@@ -11,6 +11,9 @@
 
 namespace clover::tokenizer {
 
+// The llama.cpp pre-tokenizer names PreTokenizerRegexForGgufPre knows.
+inline constexpr const char* kGgufPreNames[] = {"qwen2", "qwen35"};
+
 // Returns the Qwen split regex for llama.cpp pre-tokenizer name `pre` ("qwen2" = Qwen2/Qwen3,
 // "qwen35" = Qwen3.5/3.6, which adds \p{M}), or an empty string for an unknown name.
 std::string PreTokenizerRegexForGgufPre(const std::string& pre);
