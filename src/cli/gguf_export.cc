@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <map>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -155,12 +157,20 @@ void AddHparams(const model::ModelConfig& c, const std::string& arch, io::GgufWr
   u32("full_attention_interval", c.full_attention_interval);
   u32("vocab_size", c.vocab_size);
   if (c.mask_token_id) u32("mask_token_id", *c.mask_token_id);
-  if (c.bos_token_id)
-    g.AddKv("tokenizer.ggml.bos_token_id",
-            io::GgufValue::U32(static_cast<uint32_t>(*c.bos_token_id)));
-  if (!c.eos_token_ids.empty())
-    g.AddKv("tokenizer.ggml.eos_token_id",
-            io::GgufValue::U32(static_cast<uint32_t>(c.eos_token_ids.front())));
+}
+
+// The config's token ids under the `tokenizer.ggml.*` keys ConfigFromGguf reads back (GGUF holds
+// one eos id: the first).
+tokenizer::GgufKvList TokenIdKv(const model::ModelConfig& c) {
+  tokenizer::GgufKvList kv;
+  auto add = [&](const char* key, const std::optional<int64_t>& id) {
+    if (id) kv.emplace_back(key, io::GgufValue::U32(static_cast<uint32_t>(*id)));
+  };
+  add("tokenizer.ggml.bos_token_id", c.bos_token_id);
+  if (!c.eos_token_ids.empty()) add("tokenizer.ggml.eos_token_id", c.eos_token_ids.front());
+  add("tokenizer.ggml.padding_token_id", c.pad_token_id);
+  add("tokenizer.ggml.mask_token_id", c.mask_token_id);
+  return kv;
 }
 
 }  // namespace
@@ -177,19 +187,29 @@ Result<TypePolicy> TypePolicyFromName(const std::string& name) {
 }
 
 Status WriteModelGguf(const model::ModelWeights& w, TypePolicy policy, const std::string& arch,
-                      const std::string& name, const std::string& path) {
+                      const std::string& name, const std::string& path,
+                      const tokenizer::GgufKvList& tokenizer_kv) {
   return WriteModelGguf(
-      w, [&w](int) -> Result<const model::ModelWeights*> { return &w; }, policy, arch, name, path);
+      w, [&w](int) -> Result<const model::ModelWeights*> { return &w; }, policy, arch, name, path,
+      tokenizer_kv);
 }
 
 Status WriteModelGguf(const model::ModelWeights& layout, const ModelPartFn& parts,
                       TypePolicy policy, const std::string& arch, const std::string& name,
-                      const std::string& path) {
+                      const std::string& path, const tokenizer::GgufKvList& tokenizer_kv) {
   if (arch != "qwen35moe" && arch != "clover_moe")
     return InvalidArgument("--arch: '" + arch + "', expected qwen35moe or clover_moe");
   io::GgufWriter g;
   AddHparams(layout.config, arch, g);
   g.AddKv("general.name", io::GgufValue::String(name));
+  const tokenizer::GgufKvList ids = TokenIdKv(layout.config);
+  std::set<std::string> written;
+  for (const auto& [key, value] : ids) {
+    g.AddKv(key, value);
+    written.insert(key);
+  }
+  for (const auto& [key, value] : tokenizer_kv)
+    if (!written.contains(key)) g.AddKv(key, value);
   // Every tensor is declared before any data: the header holds their shapes and offsets.
   const std::vector<OutTensor> tensors = OutputTensors(layout);
   std::vector<DType> dtypes;

@@ -7,6 +7,7 @@
 
 #include "core/status.h"
 #include "model/weights.h"
+#include "tokenizer/gguf_tokenizer_writer.h"
 
 namespace clover::cli {
 
@@ -21,10 +22,13 @@ inline constexpr const char* kTypePolicyHelp =
 Result<TypePolicy> TypePolicyFromName(const std::string& name);
 
 // Writes `w` to `path` as a GGUF of architecture `arch` (qwen35moe or clover_moe) with the
-// `<arch>.*` hyper-parameter keys and `general.name` = `name`, streaming tensor by tensor: memory
-// beyond `w` is the largest re-typed tensor (tensors that keep their type need none).
+// `<arch>.*` hyper-parameter keys, the config's bos/eos/padding/mask ids, `general.name` = `name`
+// and `tokenizer_kv` (tokenizer metadata; an id key the config already set is left out, so the
+// file reads back as the config the engine loaded), streaming tensor by tensor: memory beyond `w`
+// is the largest re-typed tensor (tensors that keep their type need none).
 Status WriteModelGguf(const model::ModelWeights& w, TypePolicy policy, const std::string& arch,
-                      const std::string& name, const std::string& path);
+                      const std::string& name, const std::string& path,
+                      const tokenizer::GgufKvList& tokenizer_kv = {});
 
 // The data of a model given part by part, so that only one part need be in memory: part 0 holds
 // the embeddings, final norm and head, part 1 + i layer i. Returns weights that hold part `p`'s
@@ -36,6 +40,6 @@ using ModelPartFn = std::function<Result<const model::ModelWeights*>(int p)>;
 // read) and whose data comes from `parts`.
 Status WriteModelGguf(const model::ModelWeights& layout, const ModelPartFn& parts,
                       TypePolicy policy, const std::string& arch, const std::string& name,
-                      const std::string& path);
+                      const std::string& path, const tokenizer::GgufKvList& tokenizer_kv = {});
 
 }  // namespace clover::cli
