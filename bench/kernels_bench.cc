@@ -106,10 +106,10 @@ void BM_QuantGemm(benchmark::State& state) {
 }
 
 // The 1024 x 4096 projection of the matmul benchmark, and the expert shapes of the 35B MoE:
-// gate/up (512 out x 2048 in) and down (2048 x 512).
+// gate/up (512 out x 2048 in) and down (2048 x 512); 4 and 8 rows bracket MatMul's threshold.
 void QuantGemmArgs(benchmark::internal::Benchmark* b) {
   for (int dtype : {3, 4, 5})
-    for (int rows : {16, 64, 512})
+    for (int rows : {4, 8, 16, 64, 512})
       for (auto [out, in] : {std::pair{4096, 1024}, std::pair{512, 2048}, std::pair{2048, 512}})
         for (int threads : {1, 2})
           for (int gemm : {0, 1}) b->Args({dtype, gemm, rows, out, in, threads});

@@ -17,8 +17,9 @@ constexpr int64_t kMinFlopsPerTask = 1 << 15;
 // quant_gemm tile.
 constexpr int64_t kRowGranule = 4;
 // From this many activation rows on, quant_gemm (where the ISA has it) beats quant_matmul
-// (bench/kernels_bench.cc, BM_QuantGemm).
-constexpr int64_t kQuantGemmMinRows = 8;
+// (bench/kernels_bench.cc, BM_QuantGemm): decoding a weight tile costs about what the one-row
+// kernel spends on 2-4 rows, more for Q6_K's 6-bit levels.
+int64_t QuantGemmMinRows(WeightType type) { return type == WeightType::kQ6_K ? 8 : 4; }
 // Rows of activations per quantization task (quantizing is ~10 operations per element).
 constexpr int64_t kMinQuantizeElementsPerTask = 1 << 14;
 
@@ -61,7 +62,7 @@ void MatMul(const KernelContext& ctx, const float* x, int64_t n_rows, int64_t x_
         },
         std::max<int64_t>(1, kMinQuantizeElementsPerTask / std::max<int64_t>(1, in)));
     const QuantMatMulFn gemm = ctx.table.quant_gemm[static_cast<int>(*type)];
-    const bool use_gemm = gemm != nullptr && n_rows >= kQuantGemmMinRows;
+    const bool use_gemm = gemm != nullptr && n_rows >= QuantGemmMinRows(*type);
     const QuantMatMulFn product = use_gemm ? gemm : qfn;
     ForOutputs(ctx, out, in, n_rows, use_gemm ? kQuantGemmTileRows : kRowGranule,
                [&](int64_t o0, int64_t o1) {

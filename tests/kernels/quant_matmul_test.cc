@@ -189,7 +189,7 @@ TEST(QuantMatMulTest, ManyRowsMatchDoubleReferenceOnTwoThreads) {
       for (int64_t out : {int64_t{8} * kQuantGemmTileRows + 5, int64_t{300}}) {
         const uint64_t seed = in * 7 + out;
         const QuantWeight w = MakeQuantWeight(dtype, out, in, seed);
-        for (int64_t rows : {8, 16, 33, 97}) {
+        for (int64_t rows : {4, 8, 16, 33, 97}) {
           SCOPED_TRACE(::testing::Message() << IsaName(isa) << " " << DTypeName(dtype) << " rows "
                                             << rows << " out " << out);
           const std::vector<float> x = RandomVector(rows * in, seed + rows);
