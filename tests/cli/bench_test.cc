@@ -2,6 +2,7 @@
 // and the JSON fields that set decode and the N-row passes against the measured bandwidth.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -129,6 +130,27 @@ TEST(BenchCommandTest, JsonSetsDecodeAndThePassAgainstTheBandwidth) {
   EXPECT_NEAR(j["tg32_limit_tok_s"].get<double>(), bw / step, 1e-6 * bw / step);
   EXPECT_NEAR(j["tg32_of_limit"].get<double>(),
               j["tg32_tok_s"].get<double>() / j["tg32_limit_tok_s"].get<double>(), 1e-9);
+}
+
+// Loading maps the file: neither the load nor the first token reads the experts that token is
+// not routed to. A file that is mostly experts (256 of them, top-2) shows it in the resident set.
+TEST(BenchCommandTest, LoadAndFirstTokenTouchOnlyWhatTheyUse) {
+  const std::filesystem::path file =
+      std::filesystem::temp_directory_path() / "clover_bench_test_experts.gguf";
+  const RunResult synth = RunClover("synth -o " + file.string() +
+                                    " --preset tiny --set n_experts=256 --set expert_ffn=256 "
+                                    "--type q8_0");
+  ASSERT_EQ(synth.rc, 0) << synth.err;
+  const auto file_bytes = static_cast<int64_t>(std::filesystem::file_size(file));
+  const RunResult r =
+      RunClover("bench " + file.string() + " --threads 1 --reps 1 --rows 4 --triad-mib 8 --json");
+  std::filesystem::remove(file);
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_GT(j["load_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["first_token_ms"].get<double>(), 0.0);
+  EXPECT_LT(j["load_resident_bytes"].get<int64_t>(), file_bytes / 10) << file_bytes;
+  EXPECT_LT(j["first_token_resident_bytes"].get<int64_t>(), file_bytes / 2) << file_bytes;
 }
 
 TEST(BenchCommandTest, RejectsAnEmptyTriad) {
