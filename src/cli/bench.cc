@@ -230,7 +230,7 @@ Status RunBench(const BenchOptions& opts) {
       std::printf("load     %.0f ms, %.1f MB resident\n", load_s * 1e3,
                   static_cast<double>(rss_loaded - rss_before) * 1e-6);
     }
-    std::printf("first    token %.1f ms, %.1f MB resident\n", first_token_s * 1e3,
+    std::printf("first token %.1f ms, %.1f MB resident\n", first_token_s * 1e3,
                 static_cast<double>(rss_first - rss_before) * 1e-6);
     std::printf("triad    %.1f GB/s (3 arrays of %.0f MiB)\n", bw.bytes_per_second * 1e-9,
                 static_cast<double>(bw.array_bytes) / (1 << 20));

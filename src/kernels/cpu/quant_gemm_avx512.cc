@@ -183,6 +183,32 @@ struct FormatQ8_0 {
 // the offset 32 * 128 * 256 * 127 < 2^28 in int32. Only super-block totals beyond 2^24 (far
 // from typical data) round, by one f32 ulp.
 
+// The K formats' super-block of 256 levels (k = element / 4 in `levels`) against R rows of 8
+// activation blocks: total[r] = sum over sub-blocks of scale * (int32 dot of the sub-block).
+template <int R, int kSubBlocks, int kSubElems>
+inline void ScaledSubBlockSums(const __m512i* levels, const __m512* scales, const ActBlock* a,
+                               int64_t nb, __m512 total[R]) {
+#pragma GCC unroll 8
+  for (int r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
+  for (int s = 0; s < kSubBlocks; ++s) {
+    __m512i sum[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r) sum[r] = _mm512_setzero_si512();
+#pragma GCC unroll 8
+    for (int k = 0; k < kSubElems / 4; ++k) {
+      const __m512i w = levels[s * (kSubElems / 4) + k];
+      const int e = s * kSubElems + 4 * k;
+#pragma GCC unroll 8
+      for (int r = 0; r < R; ++r)
+        sum[r] = _mm512_dpbusd_epi32(sum[r], w,
+                                     Broadcast4(a[r * nb + e / kActBlockSize].q + e % kActBlockSize));
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), scales[s], total[r]);
+  }
+}
+
 struct FormatQ4_K {
   static constexpr int64_t kBlockBytes = 144;
   struct Tile {
@@ -234,23 +260,7 @@ struct FormatQ4_K {
                          __m512 acc[R]) {
     const ActBlock* a = x + unit * 8;
     __m512 total[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
-    for (int j = 0; j < 8; ++j) {
-      __m512i sum[R];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) sum[r] = _mm512_setzero_si512();
-#pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) {
-        const __m512i w = t.levels[8 * j + k];
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          sum[r] = _mm512_dpbusd_epi32(sum[r], w, Broadcast4(a[r * nb + j].q + 4 * k));
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-        total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), t.scales[j], total[r]);
-    }
+    ScaledSubBlockSums<R, 8, 32>(t.levels, t.scales, a, nb, total);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       __m512i mins = _mm512_setzero_si512();
@@ -321,24 +331,7 @@ struct FormatQ6_K {
                          __m512 acc[R]) {
     const ActBlock* a = x + unit * 8;
     __m512 total[R];
-#pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) total[r] = _mm512_setzero_ps();
-    for (int s = 0; s < 16; ++s) {
-      __m512i sum[R];
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) sum[r] = _mm512_setzero_si512();
-#pragma GCC unroll 4
-      for (int k = 0; k < 4; ++k) {
-        const __m512i w = t.levels[4 * s + k];
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          sum[r] = _mm512_dpbusd_epi32(sum[r], w,
-                                       Broadcast4(a[r * nb + s / 2].q + 16 * (s % 2) + 4 * k));
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r)
-        total[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), t.scales[s], total[r]);
-    }
+    ScaledSubBlockSums<R, 16, 16>(t.levels, t.scales, a, nb, total);
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       __m512i offset = _mm512_setzero_si512();
