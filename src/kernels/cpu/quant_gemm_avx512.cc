@@ -200,8 +200,8 @@ inline void ScaledSubBlockSums(const __m512i* levels, const __m512* scales, cons
       const int e = s * kSubElems + 4 * k;
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r)
-        sum[r] = _mm512_dpbusd_epi32(sum[r], w,
-                                     Broadcast4(a[r * nb + e / kActBlockSize].q + e % kActBlockSize));
+        sum[r] = _mm512_dpbusd_epi32(
+            sum[r], w, Broadcast4(a[r * nb + e / kActBlockSize].q + e % kActBlockSize));
     }
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r)
