@@ -31,6 +31,10 @@ using QuantMatMulFn = void (*)(const ActBlock* x, int64_t n_rows, const void* w,
 // Output rows per tile of the quant_gemm kernels: a range should start on a tile boundary and
 // hold whole tiles (except at the matrix's end) so that none is decoded twice.
 inline constexpr int64_t kQuantGemmTileRows = 16;
+// Quantizes activation rows to the 8-bit blocks QuantMatMulFn reads (kernels/quantize.h's
+// QuantizeActivations is the reference and documents the arguments).
+using QuantizeActivationsFn = void (*)(const float* x, int64_t n_rows, int64_t x_stride,
+                                       int64_t in, ActBlock* out, int64_t scale_block);
 // Returns sum_i a[i] * b[i].
 using DotFn = float (*)(const float* a, const float* b, int64_t n);
 // Does y[i] += alpha * x[i].
@@ -47,6 +51,7 @@ struct KernelTable {
   // The same products for many activation rows (prefill, MoE expert batches), where decoding a
   // tile of weights once for every row pays off; MatMul prefers it from a few rows on.
   QuantMatMulFn quant_gemm[kWeightTypeCount] = {};
+  QuantizeActivationsFn quantize_activations = nullptr;
   DotFn dot = nullptr;
   AxpyFn axpy = nullptr;
   ScaleFn scale = nullptr;

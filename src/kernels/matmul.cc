@@ -58,7 +58,8 @@ void MatMul(const KernelContext& ctx, const float* x, int64_t n_rows, int64_t x_
     ctx.pool.ParallelFor(
         n_rows,
         [&](int64_t r0, int64_t r1) {
-          QuantizeActivations(x + r0 * x_stride, r1 - r0, x_stride, in, q + r0 * nb, block);
+          ctx.table.quantize_activations(x + r0 * x_stride, r1 - r0, x_stride, in, q + r0 * nb,
+                                         block);
         },
         std::max<int64_t>(1, kMinQuantizeElementsPerTask / std::max<int64_t>(1, in)));
     const QuantMatMulFn gemm = ctx.table.quant_gemm[static_cast<int>(*type)];

@@ -4,6 +4,7 @@
 
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/kernel_table.h"
+#include "kernels/quantize.h"
 #include "kernels/ref/matmul.h"
 #include "kernels/ref/vector_ops.h"
 
@@ -19,6 +20,7 @@ KernelTable MakeRefTable() {
   t.matmul[static_cast<int>(WeightType::kQ8_0)] = ref::MatMulQ8_0;
   t.matmul[static_cast<int>(WeightType::kQ4_K)] = ref::MatMulQ4_K;
   t.matmul[static_cast<int>(WeightType::kQ6_K)] = ref::MatMulQ6_K;
+  t.quantize_activations = QuantizeActivations;
   t.dot = ref::Dot;
   t.axpy = ref::Axpy;
   t.scale = ref::Scale;
@@ -34,6 +36,7 @@ KernelTable MakeAvx2Table() {
   t.quant_matmul[static_cast<int>(WeightType::kQ8_0)] = avx2::QuantMatMulQ8_0;
   t.quant_matmul[static_cast<int>(WeightType::kQ4_K)] = avx2::QuantMatMulQ4_K;
   t.quant_matmul[static_cast<int>(WeightType::kQ6_K)] = avx2::QuantMatMulQ6_K;
+  t.quantize_activations = avx2::QuantizeActivations;
   t.dot = avx2::Dot;
   t.axpy = avx2::Axpy;
   t.scale = avx2::Scale;
@@ -52,6 +55,7 @@ KernelTable MakeAvx512Table() {
   t.quant_gemm[static_cast<int>(WeightType::kQ8_0)] = avx512::QuantGemmQ8_0;
   t.quant_gemm[static_cast<int>(WeightType::kQ4_K)] = avx512::QuantGemmQ4_K;
   t.quant_gemm[static_cast<int>(WeightType::kQ6_K)] = avx512::QuantGemmQ6_K;
+  t.quantize_activations = avx512::QuantizeActivations;
   t.dot = avx512::Dot;
   t.axpy = avx512::Axpy;
   t.scale = avx512::Scale;

@@ -7,6 +7,7 @@
 #include <random>
 #include <vector>
 
+#include "kernels/kernel_table.h"
 #include "kernels/kernel_test_util.h"
 #include "kernels/ref/dequantize.h"
 
@@ -110,6 +111,35 @@ TEST(QuantizeTest, RejectsPartialBlocksAndUnknownTypes) {
   s = QuantizeRow(DType::kQ5_K, x.data(), 256, out.data());
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("Q5_K"), std::string::npos);
+}
+
+// Every ISA's quantizer writes the reference's blocks exactly: the same rounding mode, the same
+// float operations. Odd row counts, a stride past `in`, an all-zero scale group (d = 0) and a
+// group of repeated values are in the data.
+TEST(QuantizeTest, IsaActivationQuantizersEqualTheReference) {
+  for (int64_t scale_block : {32, 256}) {
+    for (int64_t rows : {1, 3, 7}) {
+      const int64_t in = 5 * scale_block, stride = in + 3, nb = in / 32;
+      std::vector<float> x = RandomVector(rows * stride, 17 + rows, 4.0f);
+      std::fill(x.begin(), x.begin() + scale_block, 0.0f);
+      for (int64_t i = 0; i < 32; ++i) x[scale_block + i] = 0.5f * static_cast<float>(i % 7 - 3);
+      std::vector<ActBlock> want(rows * nb);
+      QuantizeActivations(x.data(), rows, stride, in, want.data(), scale_block);
+      for (Isa isa : testing::AvailableIsas()) {
+        SCOPED_TRACE(::testing::Message() << IsaName(isa) << " scale_block " << scale_block
+                                        << " rows " << rows);
+        std::vector<ActBlock> got(rows * nb);
+        GetKernelTable(isa).quantize_activations(x.data(), rows, stride, in, got.data(),
+                                                 scale_block);
+        for (int64_t b = 0; b < rows * nb; ++b) {
+          ASSERT_EQ(got[b].d, want[b].d) << "block " << b;
+          ASSERT_EQ(got[b].sum[0], want[b].sum[0]) << "block " << b;
+          ASSERT_EQ(got[b].sum[1], want[b].sum[1]) << "block " << b;
+          for (int i = 0; i < 32; ++i) ASSERT_EQ(got[b].q[i], want[b].q[i]) << "block " << b;
+        }
+      }
+    }
+  }
 }
 
 TEST(QuantizeTest, ActivationBlocksHoldLevelsAndSums) {
