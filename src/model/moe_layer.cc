@@ -6,6 +6,7 @@
 #include <span>
 
 #include "core/check.h"
+#include "core/thread_pool.h"
 #include "kernels/matmul.h"
 #include "kernels/ref/activations.h"
 #include "kernels/ref/softmax.h"
@@ -13,6 +14,10 @@
 
 namespace clover::model {
 namespace {
+
+// Up to this many rows per expert, a pass runs whole experts as pool tasks (MoeForward); above,
+// each expert matmul is split over the pool. 16: the few-row kernels' range (quant_matmul_wide).
+constexpr int64_t kMaxRowsPerExpertTask = 16;
 
 // Does act[i] = SiLU(gate[i]) * up[i].
 void SwiGlu(const float* gate, const float* up, int64_t n, float* act) {
@@ -104,22 +109,63 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
   }
 
   std::fill(out, out + n * hidden, 0.0f);
-  float* xin = scratch.Get(ForwardScratch::kExpertIn, n * hidden);
-  float* gate = scratch.Get(ForwardScratch::kExpertGate, n * ffn);
-  float* up = scratch.Get(ForwardScratch::kExpertUp, n * ffn);
-  float* eout = scratch.Get(ForwardScratch::kExpertOut, n * hidden);
+  std::vector<int> active;
+  int64_t max_rows = 0;
   for (int e = 0; e < n_experts; ++e) {
+    if (assigned[e].empty()) continue;
+    active.push_back(e);
+    max_rows = std::max<int64_t>(max_rows, static_cast<int64_t>(assigned[e].size()));
+  }
+  // Expert e's SwiGLU FFN over its m rows (x rows gathered into xin), output rows into eout.
+  const auto run_expert = [&](const kernels::KernelContext& ctx, int e, float* xin, float* gate,
+                              float* up, float* eout) {
     const auto& rows = assigned[e];
-    if (rows.empty()) continue;
     const int64_t m = static_cast<int64_t>(rows.size());
     for (int64_t i = 0; i < m; ++i)
       std::copy(x + rows[i].first * hidden, x + (rows[i].first + 1) * hidden, xin + i * hidden);
-    kernels::MatMul(kc, xin, m, hidden, w.expert_gate[e], gate, ffn);
-    kernels::MatMul(kc, xin, m, hidden, w.expert_up[e], up, ffn);
+    kernels::MatMul(ctx, xin, m, hidden, w.expert_gate[e], gate, ffn);
+    kernels::MatMul(ctx, xin, m, hidden, w.expert_up[e], up, ffn);
     SwiGlu(gate, up, m * ffn, gate);
-    kernels::MatMul(kc, gate, m, ffn, w.expert_down[e], eout, hidden);
-    for (int64_t i = 0; i < m; ++i)
+    kernels::MatMul(ctx, gate, m, ffn, w.expert_down[e], eout, hidden);
+  };
+  const auto add_expert = [&](int e, const float* eout) {
+    const auto& rows = assigned[e];
+    for (size_t i = 0; i < rows.size(); ++i)
       kc.table.axpy(rows[i].second, eout + i * hidden, out + rows[i].first * hidden, hidden);
+  };
+  const int n_threads = kc.pool.size();
+  if (n_threads > 1 && static_cast<int>(active.size()) >= 2 * n_threads &&
+      max_rows <= kMaxRowsPerExpertTask) {
+    // Few rows per expert (decode, diffusion passes): one expert per task instead of every
+    // matmul split over the pool. A split of a one-row expert matmul is ~1M multiply-adds, so
+    // the 3 pool wake-ups per expert (8 experts x 40 layers per decoded token) cost more than
+    // the load imbalance of whole experts. Each task's matmuls run on the calling thread; the
+    // outputs are added in expert order afterwards, so the sums equal the split path's.
+    std::vector<int64_t> first_row(active.size() + 1, 0);
+    for (size_t i = 0; i < active.size(); ++i)
+      first_row[i + 1] = first_row[i] + static_cast<int64_t>(assigned[active[i]].size());
+    float* eouts = scratch.Get(ForwardScratch::kExpertOut, first_row.back() * hidden);
+    static ThreadPool serial(1);
+    const kernels::KernelContext one_thread{serial, kc.table};
+    kc.pool.ParallelFor(static_cast<int64_t>(active.size()), [&](int64_t b, int64_t end) {
+      thread_local std::vector<float> buf;
+      buf.resize(static_cast<size_t>(max_rows * (hidden + 2 * ffn)));
+      for (int64_t i = b; i < end; ++i) {
+        run_expert(one_thread, active[i], buf.data(), buf.data() + max_rows * hidden,
+                   buf.data() + max_rows * (hidden + ffn), eouts + first_row[i] * hidden);
+      }
+    });
+    for (size_t i = 0; i < active.size(); ++i)
+      add_expert(active[i], eouts + first_row[i] * hidden);
+  } else {
+    float* xin = scratch.Get(ForwardScratch::kExpertIn, n * hidden);
+    float* gate = scratch.Get(ForwardScratch::kExpertGate, n * ffn);
+    float* up = scratch.Get(ForwardScratch::kExpertUp, n * ffn);
+    float* eout = scratch.Get(ForwardScratch::kExpertOut, n * hidden);
+    for (int e : active) {
+      run_expert(kc, e, xin, gate, up, eout);
+      add_expert(e, eout);
+    }
   }
   fc.Dump("ffn_moe_out", layer, out, n, hidden);
 
