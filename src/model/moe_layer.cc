@@ -155,8 +155,7 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
                    buf.data() + max_rows * (hidden + ffn), eouts + first_row[i] * hidden);
       }
     });
-    for (size_t i = 0; i < active.size(); ++i)
-      add_expert(active[i], eouts + first_row[i] * hidden);
+    for (size_t i = 0; i < active.size(); ++i) add_expert(active[i], eouts + first_row[i] * hidden);
   } else {
     float* xin = scratch.Get(ForwardScratch::kExpertIn, n * hidden);
     float* gate = scratch.Get(ForwardScratch::kExpertGate, n * ffn);
