@@ -108,7 +108,9 @@ def t_json(rng):
     name, city, age = rng.choice(NAMES), rng.choice(CITIES), rng.randint(18, 90)
     fields = [("name", name), ("age", age), ("city", city)]
     rng.shuffle(fields)
-    src = ", ".join(f"{k}={v}" for k, v in fields)
+    # string values quoted as in the answer: the pre-tokenizer glues "=" to a following word ("=Lima"),
+    # which would make the copy a per-word mapping instead of a copy of the same token
+    src = ", ".join(f"{k}={json.dumps(v)}" for k, v in fields)
     q = f"Convert to JSON: {src}"
     return q, f"Keys in order: {', '.join(k for k, _ in fields)}.", json.dumps(dict(fields))
 
@@ -125,7 +127,8 @@ def t_code(rng):
     name = f"{rng.choice(VERBS)}_{rng.choice(NOUNS)}"
     args = rng.sample(ARGS, rng.randint(2, 3))
     what, body = rng.choice(CODE)
-    q = f"Write a Python function named {name} that takes {', '.join(args)} and {what}."
+    # the signature as the answer spells it, so "(x" is the same token in prompt and answer
+    q = f"Write a Python function {name}({', '.join(args)}) that {what}."
     ans = f"def {name}({', '.join(args)}):\n    return {body(args)}"
     return q, f"Name {name}, arguments {', '.join(args)}.", ans
 
@@ -207,6 +210,10 @@ TASKS = {
     "count": (t_count, 1), "recall": (t_recall, 2), "json": (t_json, 1), "code": (t_code, 1),
     "fixed": (t_fixed, 1), "tool_call": (t_tool_call, 2), "tool_reply": (t_tool_reply, 2),
 }
+# With thinking off, these answers show the column working before the result: a model this small
+# cannot carry through three columns inside one forward pass (3 % / 5 % exact match when it had to,
+# docs/training.md), and the working is what makes the result checkable step by step.
+SHOW_WORK_TASKS = {"add", "sub"}
 TOOL_TASKS = {"tool_call", "tool_reply"}  # these return (messages, tools, reasoning, answer)
 
 TOOLS_HEADER = ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -253,6 +260,8 @@ def make_task(rng, families):
         user, reasoning, answer = TASKS[name][0](rng)
         messages, tools = [{"role": "user", "content": user}], None
     thinking = rng.random() < 0.5
+    if name in SHOW_WORK_TASKS and not thinking:
+        answer = f"{reasoning} Answer: {answer}"
     t = {"task": name, "messages": messages, "enable_thinking": thinking, "reasoning": reasoning,
          "answer": answer, "prompt": render_prompt(messages, thinking, tools),
          "completion": completion(reasoning, answer, thinking)}

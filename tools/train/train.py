@@ -74,14 +74,14 @@ def draw_rows(lengths, bucket, budget, rng):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build-train", help="output folder for tokenizer + checkpoint")
-    ap.add_argument("--steps", type=int, default=1500)
+    ap.add_argument("--steps", type=int, default=4400)
     ap.add_argument("--batch-tokens", type=int, default=2048, help="padded tokens per step (rows x longest row)")
     ap.add_argument("--long-frac", type=float, default=0.3,
                     help="fraction of steps drawn from the long-prompt (tool) bucket")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=INT",
                     help="override an integer field of model.DEMO_CONFIG (new models only)")
     ap.add_argument("--lr", type=float, default=3e-3)
-    ap.add_argument("--train-tasks", type=int, default=100000)
+    ap.add_argument("--train-tasks", type=int, default=150000)
     ap.add_argument("--families", default="default",
                     help="task families: default (all but the tool tasks), all, or comma-separated names")
     ap.add_argument("--vocab", type=int, default=2048)
