@@ -33,8 +33,8 @@ using QuantMatMulFn = void (*)(const ActBlock* x, int64_t n_rows, const void* w,
 inline constexpr int64_t kQuantGemmTileRows = 16;
 // Quantizes activation rows to the 8-bit blocks QuantMatMulFn reads (kernels/quantize.h's
 // QuantizeActivations is the reference and documents the arguments).
-using QuantizeActivationsFn = void (*)(const float* x, int64_t n_rows, int64_t x_stride,
-                                       int64_t in, ActBlock* out, int64_t scale_block);
+using QuantizeActivationsFn = void (*)(const float* x, int64_t n_rows, int64_t x_stride, int64_t in,
+                                       ActBlock* out, int64_t scale_block);
 // Returns sum_i a[i] * b[i].
 using DotFn = float (*)(const float* a, const float* b, int64_t n);
 // Does y[i] += alpha * x[i].

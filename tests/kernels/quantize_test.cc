@@ -126,8 +126,8 @@ TEST(QuantizeTest, IsaActivationQuantizersEqualTheReference) {
       std::vector<ActBlock> want(rows * nb);
       QuantizeActivations(x.data(), rows, stride, in, want.data(), scale_block);
       for (Isa isa : testing::AvailableIsas()) {
-        SCOPED_TRACE(::testing::Message() << IsaName(isa) << " scale_block " << scale_block
-                                        << " rows " << rows);
+        SCOPED_TRACE(::testing::Message()
+                     << IsaName(isa) << " scale_block " << scale_block << " rows " << rows);
         std::vector<ActBlock> got(rows * nb);
         GetKernelTable(isa).quantize_activations(x.data(), rows, stride, in, got.data(),
                                                  scale_block);
