@@ -185,35 +185,29 @@ void QuantizeQ6_K(const float* x, uint8_t* b) {
   StoreHalf(b + 208, d);
 }
 
+// The activation quantizer's per-ISA pieces (cpu/quantize_activations-inl.h), in scalar form.
+float AbsMax(const float* v, int64_t n) {
+  float amax = 0.0f;
+  for (int64_t i = 0; i < n; ++i) amax = std::max(amax, std::abs(v[i]));
+  return amax;
+}
+
+float BroadcastScale(float id) { return id; }
+
+void QuantizeBlock(const float* v, float id, ActBlock& a) {
+  int sum[2] = {0, 0};
+  for (int i = 0; i < 32; ++i) {
+    const int q = Clamp(RoundInt(v[i] * id), -127, 127);
+    a.q[i] = static_cast<int8_t>(q);
+    sum[i / 16] += q;
+  }
+  a.sum[0] = static_cast<int16_t>(sum[0]);
+  a.sum[1] = static_cast<int16_t>(sum[1]);
+}
+
 }  // namespace
 
-void QuantizeActivations(const float* x, int64_t n_rows, int64_t x_stride, int64_t in,
-                         ActBlock* out, int64_t scale_block) {
-  const int64_t nb = in / kActBlockSize;
-  const int64_t per_scale = scale_block / kActBlockSize;
-  for (int64_t r = 0; r < n_rows; ++r) {
-    const float* xr = x + r * x_stride;
-    for (int64_t s = 0; s < nb / per_scale; ++s) {
-      const float* v = xr + s * scale_block;
-      float amax = 0.0f;
-      for (int64_t i = 0; i < scale_block; ++i) amax = std::max(amax, std::abs(v[i]));
-      const float d = amax / 127.0f;
-      const float id = amax > 0.0f ? 127.0f / amax : 0.0f;
-      for (int64_t b = 0; b < per_scale; ++b) {
-        ActBlock& a = out[r * nb + s * per_scale + b];
-        a.d = d;
-        int sum[2] = {0, 0};
-        for (int i = 0; i < 32; ++i) {
-          const int q = Clamp(RoundInt(v[b * kActBlockSize + i] * id), -127, 127);
-          a.q[i] = static_cast<int8_t>(q);
-          sum[i / 16] += q;
-        }
-        a.sum[0] = static_cast<int16_t>(sum[0]);
-        a.sum[1] = static_cast<int16_t>(sum[1]);
-      }
-    }
-  }
-}
+#include "kernels/cpu/quantize_activations-inl.h"
 
 bool QuantizeSupported(DType dtype) {
   switch (dtype) {

@@ -1,10 +1,11 @@
 // The activation quantizer's loops over rows, scale groups and 32-element blocks, shared by the
-// ISA versions. Textually included by quantize_activations_<isa>.cc inside its ISA namespace (no
-// include guard, like quant_matmul-inl.h), after it defines
+// reference and the ISA versions. Textually included (no include guard, like quant_matmul-inl.h)
+// by quantize.cc and by quantize_activations_<isa>.cc inside its ISA namespace, after it defines
 //   float AbsMax(const float* v, int64_t n)      max |v[i]| over n (a multiple of 32) floats
+//   Scale BroadcastScale(float id)                id as the ISA's float vector (or a float)
 //   void QuantizeBlock(const float* v, Scale id, ActBlock& a)
-// where QuantizeBlock writes a.q (round to nearest even of v[i] * id, clamped to +-127) and
-// a.sum for 32 floats, and `Scale BroadcastScale(float)` makes its `id` (the ISA's float vector).
+// where QuantizeBlock writes a.q (v[i] * id rounded to nearest even, clamped to +-127) and a.sum
+// for 32 floats.
 
 void QuantizeActivations(const float* x, int64_t n_rows, int64_t x_stride, int64_t in,
                          ActBlock* out, int64_t scale_block) {
