@@ -13,7 +13,7 @@ DEMO_CONFIG = {
     "num_hidden_layers": 4,
     "num_attention_heads": 4,
     "num_key_value_heads": 2,
-    "head_dim": 32,
+    "head_dim": 64,
     "hidden_act": "silu",
     "max_position_embeddings": 4096,
     "rms_norm_eps": 1e-06,
