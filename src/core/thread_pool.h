@@ -12,6 +12,8 @@ namespace clover {
 
 // A fixed pool of `size()` threads (the caller counts as one). Not re-entrant: a ParallelFor body
 // must not call ParallelFor on the same pool. Create one per engine and pass it down explicitly.
+// A pool of one thread runs every ParallelFor inline on the calling thread and touches no shared
+// state, so one such pool may serve many threads at once (MoeForward's per-expert tasks).
 class ThreadPool {
  public:
   // Starts `n_threads - 1` workers; `n_threads <= 0` means one per hardware thread.

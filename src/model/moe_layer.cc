@@ -145,7 +145,7 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
     for (size_t i = 0; i < active.size(); ++i)
       first_row[i + 1] = first_row[i] + static_cast<int64_t>(assigned[active[i]].size());
     float* eouts = scratch.Get(ForwardScratch::kExpertOut, first_row.back() * hidden);
-    static ThreadPool serial(1);
+    static ThreadPool serial(1);  // inline on each calling thread (thread_pool.h)
     const kernels::KernelContext one_thread{serial, kc.table};
     kc.pool.ParallelFor(static_cast<int64_t>(active.size()), [&](int64_t b, int64_t end) {
       thread_local std::vector<float> buf;

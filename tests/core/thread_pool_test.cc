@@ -66,5 +66,25 @@ TEST(ThreadPoolTest, ZeroItemsCallsNothing) {
   EXPECT_FALSE(called);
 }
 
+// MoeForward shares one single-thread pool among the workers of another pool: each call must run
+// the whole range inline on its own thread.
+TEST(ThreadPoolTest, OneThreadPoolRunsInlineOnEveryCaller) {
+  ThreadPool serial(1);
+  std::atomic<int> inline_calls{0};
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        const std::thread::id caller = std::this_thread::get_id();
+        serial.ParallelFor(10, [&](int64_t b, int64_t e) {
+          if (b == 0 && e == 10 && std::this_thread::get_id() == caller) ++inline_calls;
+        });
+      }
+    });
+  }
+  for (std::thread& c : callers) c.join();
+  EXPECT_EQ(inline_calls.load(), 400);
+}
+
 }  // namespace
 }  // namespace clover
