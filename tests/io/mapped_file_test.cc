@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <string>
 
 namespace clover::io {
 namespace {
@@ -26,6 +29,40 @@ TEST(MappedFileTest, EmptyFile) {
   ASSERT_TRUE(f.ok());
   EXPECT_EQ((*f)->size(), 0u);
   EXPECT_TRUE((*f)->bytes().empty());
+  std::filesystem::remove(path);
+}
+
+// Returns the VmFlags line of the mapping in /proc/self/smaps that holds `addr` ("" if none).
+std::string VmFlagsOf(const void* addr) {
+  std::ifstream smaps("/proc/self/smaps");
+  const auto at = reinterpret_cast<uintptr_t>(addr);
+  std::string line;
+  bool inside = false;
+  while (std::getline(smaps, line)) {
+    uintptr_t lo = 0, hi = 0;
+    char dash = 0;
+    std::istringstream range(line);
+    if (range >> std::hex >> lo >> dash >> hi && dash == '-') {
+      inside = lo <= at && at < hi;
+    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
+      return line + " ";
+    }
+  }
+  return "";
+}
+
+// The weights are streamed once per token; the mapping asks for transparent huge pages, which is
+// what lets the page cache hold them in 2 MiB folios and map them without 4 KiB page walks.
+TEST(MappedFileTest, AsksForHugePages) {
+  if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
+    GTEST_SKIP() << "kernel without transparent huge pages";
+  const auto path = std::filesystem::temp_directory_path() / ("clover_thp_" + std::to_string(::getpid()));
+  std::ofstream(path) << std::string(1 << 16, 'x');
+  auto f = MappedFile::Open(path.string());
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const std::string flags = VmFlagsOf((*f)->data());
+  ASSERT_FALSE(flags.empty()) << "no smaps entry for the mapping";
+  EXPECT_NE(flags.find(" hg "), std::string::npos) << flags;
   std::filesystem::remove(path);
 }
 

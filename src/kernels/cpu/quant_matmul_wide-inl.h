@@ -173,6 +173,15 @@ inline void WideRowsUpTo(const WideActivations& a, int64_t r0, int64_t n_rows, i
   Wide::template Rows<R>(a, r0, nsb, w, out);
 }
 
+// Weight rows requested ahead of the one being multiplied. With one or two activation rows the
+// kernel decodes faster than the hardware prefetcher streams a thread's slice of a matrix.
+constexpr int64_t kWidePrefetchRows = 4;
+
+inline void PrefetchRow(const uint8_t* row, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(row + at), _MM_HINT_T0);
+}
+
 template <typename Wide>
 void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
@@ -187,6 +196,9 @@ void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
     for (int64_t r0 = 0; r0 < n_rows; r0 += kWideTileRows) {
       const int64_t nr = std::min<int64_t>(kWideTileRows, n_rows - r0);
       for (int64_t o = ob; o < oe; ++o) {
+        // The first tile of a weight block reads it from memory; later tiles find it in L2.
+        if (r0 == 0 && o + kWidePrefetchRows < o_end)
+          PrefetchRow(wb + (o + kWidePrefetchRows) * w_row_bytes, w_row_bytes);
         WideRowsUpTo<Wide, kWideTileRows>(packed, r0, nr, nsb, wb + o * w_row_bytes, out);
         for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
       }
