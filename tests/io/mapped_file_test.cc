@@ -13,7 +13,8 @@ namespace clover::io {
 namespace {
 
 TEST(MappedFileTest, MapsContents) {
-  const auto path = std::filesystem::temp_directory_path() / ("clover_map_" + std::to_string(::getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("clover_map_" + std::to_string(::getpid()));
   std::ofstream(path) << "hello";
   auto f = MappedFile::Open(path.string());
   ASSERT_TRUE(f.ok()) << f.status().ToString();
@@ -23,7 +24,8 @@ TEST(MappedFileTest, MapsContents) {
 }
 
 TEST(MappedFileTest, EmptyFile) {
-  const auto path = std::filesystem::temp_directory_path() / ("clover_empty_" + std::to_string(::getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("clover_empty_" + std::to_string(::getpid()));
   std::ofstream{path};
   auto f = MappedFile::Open(path.string());
   ASSERT_TRUE(f.ok());
@@ -56,7 +58,8 @@ std::string VmFlagsOf(const void* addr) {
 TEST(MappedFileTest, AsksForHugePages) {
   if (!std::filesystem::exists("/sys/kernel/mm/transparent_hugepage/enabled"))
     GTEST_SKIP() << "kernel without transparent huge pages";
-  const auto path = std::filesystem::temp_directory_path() / ("clover_thp_" + std::to_string(::getpid()));
+  const auto path =
+      std::filesystem::temp_directory_path() / ("clover_thp_" + std::to_string(::getpid()));
   std::ofstream(path) << std::string(1 << 16, 'x');
   auto f = MappedFile::Open(path.string());
   ASSERT_TRUE(f.ok()) << f.status().ToString();
