@@ -252,8 +252,9 @@ def completion(reasoning, answer, thinking):
     return body + "<|im_end|>"
 
 
-def make_task(rng, families):
-    name = rng.choices(families, weights=[TASKS[n][1] for n in families])[0]
+def make_task(rng, families, weights=None):
+    weights = weights or {}
+    name = rng.choices(families, weights=[weights.get(n, TASKS[n][1]) for n in families])[0]
     if name in TOOL_TASKS:
         messages, tools, reasoning, answer = TASKS[name][0](rng)
     else:
@@ -288,10 +289,24 @@ def parse_families(spec):
     return [n for n in TASKS if n in names]
 
 
-def generate(seed, n, families=None):
+def parse_weights(spec):
+    """'name=W,...' -> {name: W}: the training mix's weights where they differ from TASKS' (the held-out
+    split keeps TASKS' weights, so accuracies stay comparable across recipes)"""
+    if not spec:
+        return {}
+    weights = {}
+    for item in spec.split(","):
+        name, _, w = item.partition("=")
+        if name not in TASKS or not w:
+            raise ValueError(f"task weight {item!r}: expected NAME=WEIGHT with NAME among {list(TASKS)}")
+        weights[name] = float(w)
+    return weights
+
+
+def generate(seed, n, families=None, weights=None):
     families = families or list(DEFAULT_FAMILIES)
     rng = random.Random(seed)
-    return [make_task(rng, families) for _ in range(n)]
+    return [make_task(rng, families, weights) for _ in range(n)]
 
 
 TRAIN_SEED = 1234

@@ -84,6 +84,9 @@ def main():
     ap.add_argument("--train-tasks", type=int, default=150000)
     ap.add_argument("--families", default="default",
                     help="task families: default (all but the tool tasks), all, or comma-separated names")
+    ap.add_argument("--weights", default="",
+                    help="training mix weights that differ from data.TASKS', e.g. recall=4,sort=4 ('' for none)")
+    ap.add_argument("--diff-weight", type=float, default=1.0, help="weight of the diffusion loss")
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
@@ -98,7 +101,7 @@ def main():
 
     t0 = time.time()
     families = data.parse_families(args.families)
-    tasks = data.generate(data.TRAIN_SEED, args.train_tasks, families)
+    tasks = data.generate(data.TRAIN_SEED, args.train_tasks, families, data.parse_weights(args.weights))
     tok = build_tokenizer(tasks, args.vocab)
     json.dump(tok.to_json(), open(os.path.join(args.work, "tokenizer.json"), "w"), ensure_ascii=False)
     examples = encode_all(tok, tasks)
@@ -148,7 +151,7 @@ def main():
         plog = net.preview(noisy, net.context_at(state, starts))
         aux = aux + net.aux
         loss_diff = F.cross_entropy(plog.flatten(0, 1), diff_tgt.flatten())
-        loss = loss_ar + loss_diff + 0.01 * aux
+        loss = loss_ar + args.diff_weight * loss_diff + 0.01 * aux
         opt.zero_grad()
         loss.backward()
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
