@@ -2,10 +2,12 @@
 // out of order, with the wrong size, too many or too few are errors naming the tensor.
 #include "io/gguf_writer.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
-
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -114,6 +116,33 @@ TEST_F(GgufWriterTest, CallsOutsideTheStreamAreErrors) {
   GgufWriter fresh;
   EXPECT_EQ(fresh.DeclareTensor("d", DType::kF32, {4, 0}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(fresh.DeclareTensor("q", DType::kQ8_0, {3, 16}).code(), StatusCode::kInvalidArgument);
+}
+
+// A large file leaves the page cache when finished, so that its first mapping reads it back in
+// 2 MiB folios instead of keeping the 4 KiB pages the writes made.
+TEST(GgufWriterPageCacheTest, LargeFileIsDroppedFromThePageCache) {
+  const std::string path = TempPath("large.gguf");
+  const int64_t n = (int64_t{65} << 20) / 4;  // just over the 64 MiB threshold
+  const std::vector<float> a(static_cast<size_t>(n), 0.5f);
+  GgufWriter w;
+  ASSERT_TRUE(w.AddTensor("a", TensorView{DType::kF32, {n}, a.data(), n * 4}).ok());
+  ASSERT_TRUE(w.WriteFile(path).ok());
+  const uint64_t size = fs::file_size(path);
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  void* map = ::mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd);
+  ASSERT_NE(map, MAP_FAILED);
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  ASSERT_EQ(::mincore(map, size, resident.data()), 0);
+  const auto cached =
+      std::count_if(resident.begin(), resident.end(), [](unsigned char r) { return r & 1; });
+  ::munmap(map, size);
+  fs::remove(path);
+  // A few pages may come back through the directory or metadata reads; the bulk must be gone.
+  EXPECT_LT(cached, static_cast<long>(resident.size() / 100))
+      << cached << " of " << resident.size();
 }
 
 // A writer dropped before Finish (an error mid-conversion) leaves no truncated file.
