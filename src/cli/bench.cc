@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -156,7 +157,8 @@ Status RunBench(const BenchOptions& opts) {
   const std::vector<int32_t> block = Ids(opts.rows, vocab, 11);
   std::vector<int64_t> all_rows(opts.rows);
   for (int64_t i = 0; i < opts.rows; ++i) all_rows[i] = i;
-  RowPass append{"append"};
+  RowPass append;
+  append.kind = "append";
   CLOVER_ASSIGN_OR_RETURN(append.seconds, BestOf(opts.reps, [&] {
                             seq.Restore(after_prompt);
                             Result<model::ForwardLogits> out =
@@ -168,7 +170,8 @@ Status RunBench(const BenchOptions& opts) {
   append.bytes = CountPassBytes(weights, append.distinct, kPrompt, opts.rows, opts.rows);
   // The same rows as one diffusion preview pass (read-only, coreset MoE; clover-spec.md §4) after
   // the prompt, every row's logits: what one step of block diffusion costs.
-  RowPass preview{"preview"};
+  RowPass preview;
+  preview.kind = "preview";
   CLOVER_ASSIGN_OR_RETURN(preview.seconds, BestOf(opts.reps, [&] {
                             model::ForwardBatch batch;
                             batch.previews.push_back({&seq, block, kPrompt, all_rows});
@@ -188,6 +191,19 @@ Status RunBench(const BenchOptions& opts) {
                     [](const model::LayerWeights& l) { return !l.moe.expert_gate.empty(); }));
   const double tg_distinct_per_layer = tg_distinct / kDecode / std::max(1, moe_layers);
   const std::string isa = IsaName(engine->table->isa);
+  // How the model file's page cache is mapped after the run (MappedFile asks for huge pages).
+  FileMappingResidency mapped;
+  if (opts.random.empty()) {
+    std::error_code ec;
+    const std::filesystem::path file = std::filesystem::canonical(opts.model, ec);
+    if (!ec) {
+      CLOVER_ASSIGN_OR_RETURN(mapped, MappedFileResidency(file.string()));
+    }
+  }
+  const double huge_share =
+      mapped.resident_bytes > 0
+          ? static_cast<double>(mapped.huge_page_bytes) / static_cast<double>(mapped.resident_bytes)
+          : 0.0;
   if (opts.json) {
     nlohmann::json j = {
         {"model", name},
@@ -210,6 +226,8 @@ Status RunBench(const BenchOptions& opts) {
     if (opts.random.empty()) {
       j["load_ms"] = load_s * 1e3;
       j["load_resident_bytes"] = rss_loaded - rss_before;
+      j["weights_resident_bytes"] = mapped.resident_bytes;
+      j["weights_huge_page_bytes"] = mapped.huge_page_bytes;
     }
     for (const RowPass* p : {&append, &preview}) {
       const double limit_s = static_cast<double>(p->bytes.total()) / bw.bytes_per_second;
@@ -249,6 +267,16 @@ Status RunBench(const BenchOptions& opts) {
     std::printf("per decode step: append %.2fx, preview %.2fx\n", append.seconds * tg,
                 preview.seconds * tg);
     std::printf("distinct experts per layer: decode %.1f\n", tg_distinct_per_layer);
+    if (opts.random.empty()) {
+      std::printf("weights  %.1f MB resident, %.0f%% in 2 MiB pages\n",
+                  static_cast<double>(mapped.resident_bytes) * 1e-6, 100.0 * huge_share);
+      // Below this the one-row kernels stall on 4 KiB page walks (docs/benchmarks.md).
+      if (mapped.resident_bytes > (int64_t{256} << 20) && huge_share < 0.5) {
+        std::printf(
+            "         the file's page cache is in 4 KiB pages (written or read without huge-page "
+            "advice); decode reads it up to 2x slower until the file is evicted and read back\n");
+      }
+    }
     for (const RowPass* p : {&append, &preview}) {
       std::printf("  %s:", p->kind.c_str());
       for (int d : p->distinct) std::printf(" %d", d);

@@ -151,6 +151,13 @@ TEST(BenchCommandTest, LoadAndFirstTokenTouchOnlyWhatTheyUse) {
   EXPECT_GT(j["first_token_ms"].get<double>(), 0.0);
   EXPECT_LT(j["load_resident_bytes"].get<int64_t>(), file_bytes / 10) << file_bytes;
   EXPECT_LT(j["first_token_resident_bytes"].get<int64_t>(), file_bytes / 2) << file_bytes;
+  // The file's own mapping: resident after the whole run, never more than the file, and its
+  // huge-page part within it.
+  const auto weights_resident = j["weights_resident_bytes"].get<int64_t>();
+  EXPECT_GT(weights_resident, 0);
+  EXPECT_LE(weights_resident, file_bytes + (int64_t{2} << 20));
+  EXPECT_GE(j["weights_huge_page_bytes"].get<int64_t>(), 0);
+  EXPECT_LE(j["weights_huge_page_bytes"].get<int64_t>(), weights_resident);
 }
 
 TEST(BenchCommandTest, RejectsAnEmptyTriad) {
