@@ -9,13 +9,16 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto file = clover::io::GgufFile::Parse(std::span<const uint8_t>(data, size), "fuzz.gguf");
   if (!file.ok()) return 0;
-  volatile uint8_t sink = 0;
+  // Every tensor's first and last byte is read, so the sanitizers check the views' bounds.
+  uint8_t touched = 0;
   for (const auto& t : file->tensors()) {
     if (t.view.nbytes == 0) continue;
-    sink ^= t.view.bytes()[0];
-    sink ^= t.view.bytes()[t.view.nbytes - 1];
+    touched ^= t.view.bytes()[0];
+    touched ^= t.view.bytes()[t.view.nbytes - 1];
   }
-  for (const auto& [key, value] : file->metadata()) sink ^= static_cast<uint8_t>(value.ToString().size());
+  for (const auto& [key, value] : file->metadata())
+    touched ^= static_cast<uint8_t>(value.ToString().size());
+  volatile uint8_t sink = touched;  // keeps the reads
   (void)sink;
   (void)clover::model::ConfigFromGguf(*file);
   return 0;
