@@ -5,6 +5,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace clover {
 
@@ -29,14 +31,19 @@ int64_t FieldBytes(const std::string& line) {
   return kb * 1024;
 }
 
+// True when `file` is `path` or lies under it as a directory.
+bool IsAtOrUnder(const std::string& file, const std::string& path) {
+  if (path.empty() || file.compare(0, path.size(), path) != 0) return false;
+  return file.size() == path.size() || path.back() == '/' || file[path.size()] == '/';
+}
+
 }  // namespace
 
-Result<FileMappingResidency> MappedFileResidency(const std::string& path_prefix) {
+Result<std::vector<Mapping>> OwnMappings() {
   const char* path = "/proc/self/smaps";
   std::ifstream in(path);
   if (!in) return NotFound(std::string("cannot read the mappings from ") + path);
-  FileMappingResidency total;
-  bool counted = false;  // the current mapping is one of the files asked about
+  std::vector<Mapping> mappings;
   std::string line;
   while (std::getline(in, line)) {
     // A mapping's header: "start-end perms offset dev inode [path]"; its fields follow as
@@ -44,14 +51,35 @@ Result<FileMappingResidency> MappedFileResidency(const std::string& path_prefix)
     const size_t colon = line.find(':');
     const size_t space = line.find(' ');
     if (colon == std::string::npos || space < colon) {
+      Mapping m;
+      char dash = 0;
+      std::istringstream range(line);
+      if (!(range >> std::hex >> m.begin >> dash >> m.end) || dash != '-') {
+        return DataLoss(std::string("unexpected mapping line in ") + path + ": '" + line + "'");
+      }
       const size_t slash = line.find('/');
-      counted = slash != std::string::npos && !path_prefix.empty() &&
-                line.compare(slash, path_prefix.size(), path_prefix) == 0;
-    } else if (counted && line.rfind("Rss:", 0) == 0) {
-      total.resident_bytes += FieldBytes(line);
-    } else if (counted && line.rfind("FilePmdMapped:", 0) == 0) {
-      total.huge_page_bytes += FieldBytes(line);
+      if (slash != std::string::npos) m.path = line.substr(slash);
+      mappings.push_back(std::move(m));
+    } else if (mappings.empty()) {
+      continue;
+    } else if (line.rfind("Rss:", 0) == 0) {
+      mappings.back().resident_bytes = FieldBytes(line);
+    } else if (line.rfind("FilePmdMapped:", 0) == 0) {
+      mappings.back().huge_page_bytes = FieldBytes(line);
+    } else if (line.rfind("VmFlags:", 0) == 0) {
+      mappings.back().flags = line.substr(colon + 1);
     }
+  }
+  return mappings;
+}
+
+Result<FileMappingResidency> MappedFileResidency(const std::string& path) {
+  CLOVER_ASSIGN_OR_RETURN(const std::vector<Mapping> mappings, OwnMappings());
+  FileMappingResidency total;
+  for (const Mapping& m : mappings) {
+    if (!IsAtOrUnder(m.path, path)) continue;
+    total.resident_bytes += m.resident_bytes;
+    total.huge_page_bytes += m.huge_page_bytes;
   }
   return total;
 }

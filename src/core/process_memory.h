@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 
@@ -21,8 +22,20 @@ struct FileMappingResidency {
   int64_t huge_page_bytes = 0;
 };
 
-// Sums /proc/self/smaps' Rss and FilePmdMapped over the mappings whose file path starts with
-// `path_prefix` (a model file, or the directory holding a model's files).
-Result<FileMappingResidency> MappedFileResidency(const std::string& path_prefix);
+// One of this process's mappings, from /proc/self/smaps.
+struct Mapping {
+  uintptr_t begin = 0;  // [begin, end) addresses
+  uintptr_t end = 0;
+  std::string path;             // the mapped file ("" for anonymous and special mappings)
+  int64_t resident_bytes = 0;   // Rss
+  int64_t huge_page_bytes = 0;  // FilePmdMapped
+  std::string flags;            // VmFlags, two-letter codes separated by spaces ("rd mr hg")
+};
+
+// Returns every mapping of this process, in address order.
+Result<std::vector<Mapping>> OwnMappings();
+
+// Sums the mappings of the file `path`, or of the files under it when it is a directory.
+Result<FileMappingResidency> MappedFileResidency(const std::string& path);
 
 }  // namespace clover

@@ -44,8 +44,11 @@ TEST(ProcessMemoryTest, MappedFileResidencyCountsTouchedPagesOfThatFileOnly) {
   EXPECT_LE(touched->resident_bytes, kBytes + (int64_t{2} << 20));  // at most a huge page over
   EXPECT_GE(touched->huge_page_bytes, 0);
   EXPECT_LE(touched->huge_page_bytes, touched->resident_bytes);
-  // Another prefix matches none of it.
+  EXPECT_EQ(MappedFileResidency(path)->resident_bytes, touched->resident_bytes);
+  // Another path matches none of it, nor does a name the directory's merely starts with.
   EXPECT_EQ(MappedFileResidency((dir / "other").string())->resident_bytes, 0);
+  const std::string dir_name = dir.string();
+  EXPECT_EQ(MappedFileResidency(dir_name.substr(0, dir_name.size() - 1))->resident_bytes, 0);
   ::munmap(map, kBytes);
   fs::remove_all(dir);
 }

@@ -6,8 +6,10 @@
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
+#include <vector>
+
+#include "core/process_memory.h"
 
 namespace clover::io {
 namespace {
@@ -34,22 +36,13 @@ TEST(MappedFileTest, EmptyFile) {
   std::filesystem::remove(path);
 }
 
-// Returns the VmFlags line of the mapping in /proc/self/smaps that holds `addr` ("" if none).
+// Returns the VmFlags of the mapping that holds `addr`, padded with spaces ("" if none).
 std::string VmFlagsOf(const void* addr) {
-  std::ifstream smaps("/proc/self/smaps");
   const auto at = reinterpret_cast<uintptr_t>(addr);
-  std::string line;
-  bool inside = false;
-  while (std::getline(smaps, line)) {
-    uintptr_t lo = 0, hi = 0;
-    char dash = 0;
-    std::istringstream range(line);
-    if (range >> std::hex >> lo >> dash >> hi && dash == '-') {
-      inside = lo <= at && at < hi;
-    } else if (inside && line.rfind("VmFlags:", 0) == 0) {
-      return line + " ";
-    }
-  }
+  Result<std::vector<Mapping>> mappings = OwnMappings();
+  if (!mappings.ok()) return "";
+  for (const Mapping& m : *mappings)
+    if (m.begin <= at && at < m.end) return " " + m.flags + " ";
   return "";
 }
 
