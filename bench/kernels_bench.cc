@@ -2,11 +2,16 @@
 // prefill GEMM shapes), attention over a long cache, and the delta rule (recurrent and chunked).
 #include <benchmark/benchmark.h>
 
+#include <sys/mman.h>
+
+#include <cstring>
+#include <map>
 #include <random>
 #include <utility>
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/memory_bandwidth.h"
 #include "core/thread_pool.h"
 #include "kernels/attention.h"
 #include "kernels/delta_rule.h"
@@ -115,6 +120,81 @@ void QuantGemmArgs(benchmark::internal::Benchmark* b) {
           for (int gemm : {0, 1}) b->Args({dtype, gemm, rows, out, in, threads});
 }
 BENCHMARK(BM_QuantGemm)->Apply(QuantGemmArgs)->UseRealTime();
+
+// The best STREAM triad of `threads` threads in this process, measured once per thread count.
+double TriadBytesPerSecond(ThreadPool& pool, int threads) {
+  static std::map<int, double> measured;
+  auto [it, inserted] = measured.try_emplace(threads, 0.0);
+  if (inserted) it->second = MeasureTriadBandwidth(pool, 128ull << 20, 5).bytes_per_second;
+  return it->second;
+}
+
+// Huge-page-backed bytes, as the engine's weight mappings are (MappedFile asks for THP), so that
+// TLB misses do not count against the kernel here when they would not in the engine.
+struct HugePageBuffer {
+  explicit HugePageBuffer(size_t n) : bytes(n) {
+    data = static_cast<uint8_t*>(
+        mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+    if (data == MAP_FAILED) std::abort();
+    madvise(data, n, MADV_HUGEPAGE);
+  }
+  ~HugePageBuffer() { munmap(data, bytes); }
+  HugePageBuffer(const HugePageBuffer&) = delete;
+  HugePageBuffer& operator=(const HugePageBuffer&) = delete;
+  uint8_t* data;
+  size_t bytes;
+};
+
+// One activation row against a weight matrix that comes from DRAM, as in a decode step: copies
+// of the matrix fill 512 MiB and each iteration multiplies the next one. `of_triad` compares the
+// weight bytes per second with the triad of the same threads, measured in the same process: the
+// fraction of the bandwidth limit this kernel reaches on its own.
+// Args: dtype (index into kBenchDTypes), out, in, threads.
+void BM_MatVecFromMemory(benchmark::State& state) {
+  const DType dtype = kBenchDTypes[state.range(0)];
+  const int64_t out = state.range(1), in = state.range(2);
+  const int threads = static_cast<int>(state.range(3));
+  const BenchWeight w = MakeWeight(dtype, out, in);
+  const size_t matrix_bytes = w.bytes.size();
+  const size_t copies = std::max<size_t>(2, (512ull << 20) / matrix_bytes);
+  HugePageBuffer buffer(copies * matrix_bytes);
+  for (size_t c = 0; c < copies; ++c)
+    std::memcpy(buffer.data + c * matrix_bytes, w.bytes.data(), matrix_bytes);
+  const Result<const KernelTable*> table = SelectKernelTable();
+  if (!table.ok()) {
+    state.SkipWithError(table.status().ToString().c_str());
+    return;
+  }
+  ThreadPool pool(threads);
+  KernelContext ctx{pool, **table};
+  const double triad = TriadBytesPerSecond(pool, threads);
+  const std::vector<float> x = Random(in, 2);
+  std::vector<float> y(out);
+  TensorView view = w.view;
+  size_t next = 0;
+  for (auto _ : state) {
+    view.data = buffer.data + next * matrix_bytes;
+    next = (next + 1) % copies;
+    MatMul(ctx, x.data(), 1, in, view, y.data(), out);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(matrix_bytes),
+                                              benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.counters["triad_GB/s"] = triad / 1e9;
+  state.counters["of_triad"] = benchmark::Counter(
+      static_cast<double>(matrix_bytes) / triad, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+// The decode shapes of the 35B at Q4_K_M: an expert's gate/up (512 x 2048, Q4_K) and down
+// (2048 x 512, Q6_K), an attention/GDN projection (4096 x 2048), the head's rows (16384 x 2048).
+void MatVecFromMemoryArgs(benchmark::internal::Benchmark* b) {
+  for (int dtype : {3, 4, 5})
+    for (auto [out, in] : {std::pair{512, 2048}, std::pair{2048, 512}, std::pair{4096, 2048},
+                           std::pair{16384, 2048}})
+      for (int threads : {1, 2}) b->Args({dtype, out, in, threads});
+}
+BENCHMARK(BM_MatVecFromMemory)->Apply(MatVecFromMemoryArgs)->UseRealTime();
 
 // Args: isa, n_positions; one decode row, 16 heads, 2 kv heads, head_dim 256.
 void BM_AttentionDecode(benchmark::State& state) {

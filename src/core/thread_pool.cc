@@ -2,8 +2,40 @@
 #include "core/thread_pool.h"
 
 #include <algorithm>
+#include <chrono>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 namespace clover {
+namespace {
+
+// How long a worker polls for the next job, and a caller for its workers, before sleeping. Long
+// enough to span the serial work between two parallel regions of a forward pass (norms, routing,
+// attention on one thread), short enough that an idle engine stops burning a core at once.
+constexpr auto kSpin = std::chrono::microseconds(200);
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  _mm_pause();
+#endif
+}
+
+// Polls `ready` until it returns true or kSpin has passed; returns its last value.
+template <typename Ready>
+bool SpinUntil(const Ready& ready) {
+  const auto deadline = std::chrono::steady_clock::now() + kSpin;
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (ready()) return true;
+      CpuRelax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return ready();
+  }
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int n_threads) {
   if (n_threads <= 0)
@@ -16,7 +48,7 @@ ThreadPool::ThreadPool(int n_threads) {
 ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
+    stop_.store(true, std::memory_order_release);
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
@@ -32,16 +64,23 @@ void ThreadPool::RunShare(int index) {
 void ThreadPool::WorkerLoop(int index) {
   uint64_t seen = 0;
   for (;;) {
-    {
+    // The acquire loads pair with the release increment in ParallelFor: a new generation seen
+    // while spinning comes with the job fields written before it.
+    const auto signalled = [&] {
+      return stop_.load(std::memory_order_acquire) ||
+             generation_.load(std::memory_order_acquire) != seen;
+    };
+    if (!SpinUntil(signalled)) {
       std::unique_lock<std::mutex> lock(mu_);
-      wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-      if (stop_) return;
-      seen = generation_;
+      wake_.wait(lock, signalled);
     }
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
     RunShare(index);
-    {
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      // Under the mutex, so the notify cannot fall between the caller's check and its sleep.
       std::lock_guard<std::mutex> lock(mu_);
-      if (--pending_ == 0) done_.notify_one();
+      done_.notify_one();
     }
   }
 }
@@ -61,13 +100,16 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     fn_ = &fn;
     n_ = n;
     n_parts_ = parts;
-    pending_ = n_threads_ - 1;
-    ++generation_;
+    pending_.store(n_threads_ - 1, std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
   RunShare(0);
-  std::unique_lock<std::mutex> lock(mu_);
-  done_.wait(lock, [&] { return pending_ == 0; });
+  const auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!SpinUntil(finished)) {
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, finished);
+  }
   fn_ = nullptr;
 }
 

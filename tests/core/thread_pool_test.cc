@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <ctime>
 #include <thread>
 #include <vector>
 
@@ -57,6 +58,38 @@ TEST(ThreadPoolTest, WakesBusyAndIdleWorkers) {
     EXPECT_EQ(sum.load(), 5 * 435) << pause_us;
     std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
   }
+}
+
+// A share that outlasts the caller's spin: the caller must sleep and still be woken by the last
+// worker.
+TEST(ThreadPoolTest, WaitsForSharesLongerThanTheSpin) {
+  ThreadPool pool(3);
+  std::atomic<int> done{0};
+  for (int rep = 0; rep < 3; ++rep) {
+    pool.ParallelFor(3, [&](int64_t b, int64_t) {
+      if (b > 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      ++done;
+    });
+    EXPECT_EQ(done.load(), 3 * (rep + 1));
+  }
+}
+
+// Workers poll only briefly after a job: an idle pool must not keep burning CPU.
+TEST(ThreadPoolTest, IdleWorkersSleep) {
+  const auto cpu_seconds = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+  };
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  pool.ParallelFor(2, [&](int64_t b, int64_t e) { sum += e - b; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const double before = cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // A worker spinning through the whole wait would add 0.2 s.
+  EXPECT_LT(cpu_seconds() - before, 0.05);
+  EXPECT_EQ(sum.load(), 2);
 }
 
 TEST(ThreadPoolTest, ZeroItemsCallsNothing) {
