@@ -1,7 +1,6 @@
 // Microbenchmarks of the hot CPU kernels per ISA: matmul per weight type (decode GEMV and
 // prefill GEMM shapes), attention over a long cache, and the delta rule (recurrent and chunked).
 #include <benchmark/benchmark.h>
-
 #include <sys/mman.h>
 
 #include <cstring>
@@ -182,8 +181,8 @@ void BM_MatVecFromMemory(benchmark::State& state) {
                                               benchmark::Counter::kIsIterationInvariantRate,
                                               benchmark::Counter::kIs1000);
   state.counters["triad_GB/s"] = triad / 1e9;
-  state.counters["of_triad"] = benchmark::Counter(
-      static_cast<double>(matrix_bytes) / triad, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["of_triad"] = benchmark::Counter(static_cast<double>(matrix_bytes) / triad,
+                                                  benchmark::Counter::kIsIterationInvariantRate);
 }
 
 // The decode shapes of the 35B at Q4_K_M: an expert's gate/up (512 x 2048, Q4_K) and down

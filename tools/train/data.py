@@ -43,7 +43,10 @@ def _num(rng, lo_digits, hi_digits):
 
 
 def _columns(a, b, op):
-    """digit-by-digit working, least significant column first"""
+    """digit-by-digit working, least significant column first. Every column has the same number of
+    tokens (a sum is written with two digits, a difference as "=d" or "=-d", one token each), so the
+    working's layout follows from the operands alone: a block-diffusion pass that places a later
+    column before the earlier sum is known then puts it in the right place (docs/training.md)"""
     steps, carry = [], 0
     da, db = str(a)[::-1], str(b)[::-1]
     for i in range(max(len(da), len(db))):
@@ -51,7 +54,7 @@ def _columns(a, b, op):
         y = int(db[i]) if i < len(db) else 0
         if op == "+":
             s = x + y + carry
-            steps.append(f"{x}+{y}+{carry}={s}")
+            steps.append(f"{x}+{y}+{carry}={s:02d}")
             carry = s // 10
         else:
             s = x - y - carry
@@ -74,7 +77,8 @@ def t_sub(rng):
 
 
 def t_sort(rng):
-    xs = [rng.randint(0, 99) for _ in range(rng.randint(3, 6))]
+    # two digits each, so the answer's layout does not depend on the order being worked out
+    xs = [rng.randint(10, 99) for _ in range(rng.randint(3, 6))]
     desc = rng.random() < 0.3
     order = "descending" if desc else "ascending"
     q = f"Sort in {order} order: {', '.join(map(str, xs))}"

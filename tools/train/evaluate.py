@@ -34,18 +34,23 @@ def ar_generate(net, prompt_ids, stop_ids, max_new=128):
 
 
 @torch.no_grad()
-def diffusion_generate(net, prompt_ids, stop_ids, mask_id, tau=0.95, L=32, max_new=128):
+def diffusion_generate(net, prompt_ids, stop_ids, mask_id, tau=0.95, L=32, max_new=128, on_pass=None):
     """answer-aligned blocks; each preview pass fixes every masked row whose (mask-suppressed) top
-    probability is >= tau, at least the most confident one; a full block is committed causally; stops
+    probability is >= tau, at least the most confident one (with diffusion.shift_logits a row's
+    distribution is the row before it's); a full block is committed causally; stops
     once a stop id and every row before it are fixed (docs/decoding.md). Returns (tokens, passes) with
-    passes = previews + one commit per block, the last block included, as the engine counts them."""
+    passes = previews + one commit per block, the last block included, as the engine counts them.
+    on_pass(block_ids) is called after every preview pass (evaluate.py --trace)."""
+    shift = net.config["diffusion"]["shift_logits"]
     st = net.new_state()
-    net.causal(torch.tensor([prompt_ids]), st)
+    last = net.causal(torch.tensor([prompt_ids]), st)[0, -1]
     out, passes = [], 0
     while len(out) < max_new:
         block = torch.full((1, L), mask_id, dtype=torch.long)
         while True:
             logits = net.preview(block, net.context_from_state(st), coreset=True)[0]
+            if shift:  # row j's token from row j - 1; row 0's from the last committed row
+                logits = torch.cat([last[None], logits[:-1]], 0)
             passes += 1
             logits[:, mask_id] = float("-inf")
             conf, arg = torch.softmax(logits, -1).max(-1)
@@ -56,12 +61,14 @@ def diffusion_generate(net, prompt_ids, stop_ids, mask_id, tau=0.95, L=32, max_n
                 pick[conf.argmax()] = True
             block[0, pick] = arg[pick]
             row = block[0].tolist()
+            if on_pass:
+                on_pass(row)
             stops = [j for j, x in enumerate(row) if x in stop_ids]
             if stops and mask_id not in row[:stops[0]]:
                 return out + row[:stops[0] + 1], passes + 1
             if mask_id not in row:
                 break
-        net.causal(block, st)
+        last = net.causal(block, st)[0, -1]
         passes += 1
         out += block[0].tolist()
     return out, passes
@@ -94,6 +101,19 @@ def run(net, tok, tasks, decoders=(("ar", None, None), ("diffusion", 0.95, 32)))
     return rows
 
 
+def trace(net, tok, tasks, decoder):
+    """how LowConfidence fills each block: which rows each pass fixes ('_' = still masked)"""
+    _, tau, L = decoder
+    stop_ids, mask_id = {tok.id("<|im_end|>"), tok.id("<|endoftext|>")}, tok.id("<|mask|>")
+    for t in tasks:
+        print(f"== {t['messages'][-1]['content']!r} thinking={t['enable_thinking']} expected {t['answer']!r}")
+        passes = []
+        show = lambda row: passes.append("".join("_" if i == mask_id else tok.decode([i]) for i in row))
+        diffusion_generate(net, tok.encode(t["prompt"]), stop_ids, mask_id, tau, L, on_pass=show)
+        for k, p in enumerate(passes):
+            print(f"  pass {k + 1}: {p!r}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build-train")
@@ -101,6 +121,8 @@ def main():
     ap.add_argument("--decoders", default="ar,diffusion:0.95:32", help="ar | diffusion:TAU:BLOCK, comma-separated")
     ap.add_argument("--out", default=None, help="JSON file for the result rows")
     ap.add_argument("--tasks", default=None, help="only these task families, comma-separated (e.g. tool_call,tool_reply)")
+    ap.add_argument("--trace", action="store_true",
+                    help="print the block after every diffusion pass (the first decoder that is diffusion) instead of scoring")
     args = ap.parse_args()
     torch.set_num_threads(1)  # with OPENBLAS_NUM_THREADS=1 in the environment (train.py sets it itself)
     ck = torch.load(os.path.join(args.work, "model.pt"))
@@ -115,6 +137,9 @@ def main():
     tasks = data.eval_split(families=ck.get("families"))
     if args.tasks:
         tasks = [t for t in tasks if t["task"] in args.tasks.split(",")]
+    if args.trace:
+        trace(net, tok, tasks[:args.limit], next(d for d in decs if d[0] == "diffusion"))
+        return
     res = run(net, tok, tasks[:args.limit], decs)
     print(json.dumps(res, indent=1))
     if args.out:

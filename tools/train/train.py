@@ -32,8 +32,10 @@ def encode_all(tok, tasks):
     return [(tok.encode(t["prompt"]), tok.encode(t["completion"])) for t in tasks]
 
 
-def make_batch(examples, idx, L, pad_id, mask_id, rng):
-    """rows: prompt + completion + padding; one answer-aligned block per row, partly masked"""
+def make_batch(examples, idx, L, pad_id, mask_id, rng, shift=False):
+    """rows: prompt + completion + padding; one answer-aligned block per row, partly masked.
+    shift: block row i predicts the token of row i + 1 (diffusion.shift_logits); row 0's token is
+    the causal pass's next-token prediction, so the diffusion targets start at row 1"""
     starts, lens = [], []
     for i in idx:
         p, c = examples[i]
@@ -52,9 +54,12 @@ def make_batch(examples, idx, L, pad_id, mask_id, rng):
     ratio = torch.tensor([rng.uniform(0.05, 1.0) for _ in idx])[:, None]
     u = torch.tensor([[rng.random() for _ in range(L)] for _ in idx])
     masked = u < ratio
-    masked[torch.arange(len(idx)), u.argmin(1)] = True  # at least one masked row per block
+    first = 1 if shift else 0  # at least one masked row per block that the loss sees
+    masked[torch.arange(len(idx)), first + u[:, first:].argmin(1)] = True
     noisy = block.masked_fill(masked, mask_id)
     diff_tgt = block.masked_fill(~masked, -100)
+    if shift:
+        diff_tgt = torch.cat([diff_tgt[:, 1:], torch.full((len(idx), 1), -100, dtype=torch.long)], 1)
     return ids, ar_tgt, starts, noisy, diff_tgt
 
 
@@ -87,6 +92,8 @@ def main():
     ap.add_argument("--weights", default="",
                     help="training mix weights that differ from data.TASKS', e.g. recall=4,sort=4 ('' for none)")
     ap.add_argument("--diff-weight", type=float, default=1.0, help="weight of the diffusion loss")
+    ap.add_argument("--shift-logits", action="store_true",
+                    help="train the preview to predict each row's next token (config diffusion.shift_logits)")
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
@@ -108,6 +115,7 @@ def main():
     pad_id, mask_id = tok.id("<|endoftext|>"), tok.id("<|mask|>")
     cfg = json.loads(json.dumps(clover.DEMO_CONFIG))
     cfg["vocab_size"], cfg["mask_token_id"] = len(tok.vocab), mask_id
+    cfg["diffusion"]["shift_logits"] = args.shift_logits
     for kv in args.set:
         k, v = kv.split("=")
         if not isinstance(cfg.get(k), int):
@@ -143,7 +151,8 @@ def main():
         L = rng.choice(BLOCK_SIZES)
         bucket = long_rows if long_rows and rng.random() < args.long_frac else short_rows
         idx = draw_rows(lengths, bucket, args.batch_tokens, rng)
-        ids, ar_tgt, starts, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng)
+        ids, ar_tgt, starts, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng,
+                                                          cfg["diffusion"]["shift_logits"])
         state = net.new_state()
         logits = net.causal(ids, state, keep_states=True)
         aux = net.aux
