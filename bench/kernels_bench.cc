@@ -92,16 +92,17 @@ void MatMulArgs(benchmark::internal::Benchmark* b) {
 }
 BENCHMARK(BM_MatMul)->Apply(MatMulArgs)->UseRealTime();
 
-// The AVX-512 quantized product with and without the many-row kernel (quant_gemm), in one run.
-// Args: dtype (index into kBenchDTypes), gemm (0: quant_matmul only, 1: as MatMul picks), rows,
-// out, in, threads.
+// The quantized product with and without the many-row kernels (quant_gemm), in one run.
+// Args: dtype (index into kBenchDTypes), kernel (0: the avx512 one-row quant_matmul only, 1: the
+// avx512 table as MatMul picks, 2: the amx table as MatMul picks), rows, out, in, threads.
 void BM_QuantGemm(benchmark::State& state) {
-  if (!IsaSupported(Isa::kAvx512, DetectCpuFeatures())) {
+  const Isa isa = state.range(1) == 2 ? Isa::kAmx : Isa::kAvx512;
+  if (!IsaSupported(isa, DetectCpuFeatures())) {
     state.SkipWithError("ISA not supported");
     return;
   }
   const BenchWeight w = MakeWeight(kBenchDTypes[state.range(0)], state.range(3), state.range(4));
-  KernelTable table = GetKernelTable(Isa::kAvx512);
+  KernelTable table = GetKernelTable(isa);
   if (state.range(1) == 0)
     for (QuantMatMulFn& fn : table.quant_gemm) fn = nullptr;
   ThreadPool pool(static_cast<int>(state.range(5)));
@@ -109,14 +110,16 @@ void BM_QuantGemm(benchmark::State& state) {
   TimeMatMul(state, ctx, w.view, state.range(2));
 }
 
-// The 1024 x 4096 projection of the matmul benchmark, and the expert shapes of the 35B MoE:
-// gate/up (512 out x 2048 in) and down (2048 x 512); 4 and 8 rows bracket MatMul's threshold.
+// The 1024 x 4096 projection of the matmul benchmark, the expert shapes of the 35B MoE: gate/up
+// (512 out x 2048 in) and down (2048 x 512), and a 16384-row slice of the 2048-wide output head;
+// 4 and 8 rows bracket MatMul's threshold.
 void QuantGemmArgs(benchmark::internal::Benchmark* b) {
   for (int dtype : {3, 4, 5})
-    for (int rows : {4, 8, 16, 64, 512})
-      for (auto [out, in] : {std::pair{4096, 1024}, std::pair{512, 2048}, std::pair{2048, 512}})
+    for (int rows : {4, 8, 16, 24, 32, 64, 512})
+      for (auto [out, in] : {std::pair{4096, 1024}, std::pair{512, 2048}, std::pair{2048, 512},
+                             std::pair{16384, 2048}})
         for (int threads : {1, 2})
-          for (int gemm : {0, 1}) b->Args({dtype, gemm, rows, out, in, threads});
+          for (int kernel : {0, 1, 2}) b->Args({dtype, kernel, rows, out, in, threads});
 }
 BENCHMARK(BM_QuantGemm)->Apply(QuantGemmArgs)->UseRealTime();
 

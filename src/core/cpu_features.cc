@@ -1,4 +1,5 @@
-// CpuFeatures: CPUID leaf 1 / 7 and XCR0 checks for AVX2, FMA, F16C and the AVX-512 subsets.
+// CpuFeatures: CPUID leaf 1 / 7 and XCR0 checks for AVX2, FMA, F16C, the AVX-512 subsets and
+// AMX.
 #include "core/cpu_features.h"
 
 #include <cstdint>
@@ -9,6 +10,10 @@
 #include <cpuid.h>
 #define CLOVER_X86 1
 #endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace clover {
 namespace {
@@ -18,6 +23,18 @@ uint64_t ReadXcr0() {
   uint32_t lo = 0, hi = 0;
   __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
   return (static_cast<uint64_t>(hi) << 32) | lo;
+}
+
+// Linux (5.16+) hands out the 8 KiB AMX tile state only on request; without it the first tile
+// instruction faults. Other systems: no AMX.
+bool RequestTileData() {
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr int kArchReqXcompPerm = 0x1023;
+  constexpr int kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 #endif
 
@@ -47,6 +64,9 @@ CpuFeatures Detect() {
     unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
     __cpuid_count(7, 1, a1, b1, c1, d1);
     f.avx512bf16 = (a1 >> 5) & 1;
+    const bool os_tiles = (xcr0 & 0x60000) == 0x60000;  // XTILECFG + XTILEDATA state
+    const bool amx_tile = (d >> 24) & 1, amx_int8 = (d >> 25) & 1;
+    f.amx_int8 = os_tiles && amx_tile && amx_int8 && RequestTileData();
   }
 #endif
   return f;
@@ -62,6 +82,8 @@ const char* IsaName(Isa isa) {
       return "avx2";
     case Isa::kAvx512:
       return "avx512";
+    case Isa::kAmx:
+      return "amx";
   }
   return "?";
 }
@@ -70,6 +92,7 @@ std::optional<Isa> IsaFromName(std::string_view name) {
   if (name == "ref") return Isa::kRef;
   if (name == "avx2") return Isa::kAvx2;
   if (name == "avx512") return Isa::kAvx512;
+  if (name == "amx") return Isa::kAmx;
   return std::nullopt;
 }
 
@@ -88,6 +111,9 @@ bool IsaSupported(Isa isa, const CpuFeatures& f) {
     case Isa::kAvx512:
       return IsaSupported(Isa::kAvx2, f) && f.avx512f && f.avx512bw && f.avx512vl && f.avx512dq &&
              f.avx512bf16 && f.avx512vnni;
+    // The amx kernels are compiled with the avx512 flags plus AMX-TILE/INT8.
+    case Isa::kAmx:
+      return IsaSupported(Isa::kAvx512, f) && f.amx_int8;
   }
   return false;
 }
@@ -98,7 +124,7 @@ Result<Isa> SelectIsa() {
     std::optional<Isa> isa = IsaFromName(forced);
     if (!isa) {
       return InvalidArgument(std::string("CLOVER_FORCE_ISA: unknown ISA '") + forced +
-                             "', expected ref, avx2 or avx512");
+                             "', expected ref, avx2, avx512 or amx");
     }
     if (!IsaSupported(*isa, f)) {
       return InvalidArgument(std::string("CLOVER_FORCE_ISA=") + forced +
@@ -106,6 +132,7 @@ Result<Isa> SelectIsa() {
     }
     return *isa;
   }
+  if (IsaSupported(Isa::kAmx, f)) return Isa::kAmx;
   if (IsaSupported(Isa::kAvx512, f)) return Isa::kAvx512;
   if (IsaSupported(Isa::kAvx2, f)) return Isa::kAvx2;
   return Isa::kRef;

@@ -62,17 +62,29 @@ KernelTable MakeAvx512Table() {
   return t;
 }
 
+KernelTable MakeAmxTable() {
+  KernelTable t = MakeAvx512Table();
+  t.isa = Isa::kAmx;
+  t.quant_gemm[static_cast<int>(WeightType::kQ8_0)] = amx::QuantGemmQ8_0;
+  t.quant_gemm[static_cast<int>(WeightType::kQ4_K)] = amx::QuantGemmQ4_K;
+  t.quant_gemm[static_cast<int>(WeightType::kQ6_K)] = amx::QuantGemmQ6_K;
+  return t;
+}
+
 }  // namespace
 
 const KernelTable& GetKernelTable(Isa isa) {
   static const KernelTable ref_table = MakeRefTable();
   static const KernelTable avx2_table = MakeAvx2Table();
   static const KernelTable avx512_table = MakeAvx512Table();
+  static const KernelTable amx_table = MakeAmxTable();
   switch (isa) {
     case Isa::kAvx2:
       return avx2_table;
     case Isa::kAvx512:
       return avx512_table;
+    case Isa::kAmx:
+      return amx_table;
     case Isa::kRef:
       break;
   }

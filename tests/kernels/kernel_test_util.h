@@ -23,7 +23,7 @@ inline std::vector<float> RandomVector(int64_t n, uint64_t seed, float scale = 1
 // Returns every ISA this machine can run (ref first).
 inline std::vector<Isa> AvailableIsas() {
   std::vector<Isa> isas;
-  for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512})
+  for (Isa isa : {Isa::kRef, Isa::kAvx2, Isa::kAvx512, Isa::kAmx})
     if (IsaSupported(isa, DetectCpuFeatures())) isas.push_back(isa);
   return isas;
 }

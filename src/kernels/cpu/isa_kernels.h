@@ -16,3 +16,9 @@ namespace clover::kernels::avx512 {
 // QuantMatMul* for every row count.
 std::remove_pointer_t<QuantMatMulFn> QuantGemmQ8_0, QuantGemmQ4_K, QuantGemmQ6_K;
 }  // namespace clover::kernels::avx512
+
+// The many-row quantized products on AMX int8 tiles (quant_gemm_amx.cc, the avx512 flags plus
+// -mamx-tile -mamx-int8); everything else of the amx table is the avx512 kernels.
+namespace clover::kernels::amx {
+std::remove_pointer_t<QuantMatMulFn> QuantGemmQ8_0, QuantGemmQ4_K, QuantGemmQ6_K;
+}  // namespace clover::kernels::amx

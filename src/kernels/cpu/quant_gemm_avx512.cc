@@ -1,9 +1,9 @@
 // AVX-512 quantized GEMM for many activation rows (prefill, MoE expert batches): the outer-product
 // form of quant_matmul-inl.h's dot products. The 16 int32 lanes of an accumulator are 16 weight
 // rows; each vpdpbusd multiplies a zmm of 4 weight levels per row by 4 activation bytes broadcast
-// to every lane. A 16-row tile of weights is decoded once into `Tile`s (levels in the layout
-// [k/4][16 rows][4 bytes], scales as 16-lane vectors) and then meets every activation row, so the
-// unpacking that the one-row kernel repeats per activation row is paid once per tile.
+// to every lane. A 16-row tile of weights is decoded once (quant_gemm_tiles-inl.h) and then meets
+// every activation row, so the unpacking that the one-row kernel repeats per activation row is
+// paid once per tile.
 //
 // Per activation row, a sub-block's int32 vpdpbusd sum meets its scale once: converted and
 // multiplied by the scale in f32 (one FMA; measured faster than vpmulld on Zen 5, and exact while
@@ -23,161 +23,43 @@
 #include "kernels/quantize.h"
 
 namespace clover::kernels::avx512 {
+
+#include "kernels/cpu/quant_gemm_tiles-inl.h"
+
 namespace {
 
-// Weight rows per tile: one per int32 lane.
-constexpr int kTileRows = 16;
 // Activation rows per register group: each decoded weight zmm is loaded once per group, and the
 // group's accumulators (3 zmm per row) still fit in the 32 registers.
 constexpr int kGroupRows = 8;
 
-inline int32_t LoadI32(const void* p) {
-  int32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+// AccumulateVnni<R>(tile, x, nb, unit, acc) adds the unit's products with the R activation rows
+// x, x + nb, ... to acc[0..R) (lane o: weight row o).
 
-// 4 activation bytes (or the two int16 half sums) in every lane: an embedded broadcast.
-inline __m512i Broadcast4(const void* p) { return _mm512_set1_epi32(LoadI32(p)); }
-
-// In place: r[c] becomes column c of the 16x16 dword matrix whose row o was r[o].
-inline void Transpose16x16(__m512i r[16]) {
-  __m512i t[16];
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_epi32(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_epi32(r[2 * i], r[2 * i + 1]);
-  }
-  // Each 128-bit lane l of r[4i + j] now holds rows 4i..4i+3 of column 4l + j.
-  for (int i = 0; i < 4; ++i) {
-    r[4 * i] = _mm512_unpacklo_epi64(t[4 * i], t[4 * i + 2]);
-    r[4 * i + 1] = _mm512_unpackhi_epi64(t[4 * i], t[4 * i + 2]);
-    r[4 * i + 2] = _mm512_unpacklo_epi64(t[4 * i + 1], t[4 * i + 3]);
-    r[4 * i + 3] = _mm512_unpackhi_epi64(t[4 * i + 1], t[4 * i + 3]);
-  }
-  // Column 4l + j gathers lane l of r[j], r[4 + j], r[8 + j], r[12 + j].
-  for (int j = 0; j < 4; ++j) {
-    const __m512i a = _mm512_shuffle_i32x4(r[j], r[4 + j], 0x44);
-    const __m512i b = _mm512_shuffle_i32x4(r[j], r[4 + j], 0xEE);
-    const __m512i c = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0x44);
-    const __m512i d = _mm512_shuffle_i32x4(r[8 + j], r[12 + j], 0xEE);
-    t[j] = _mm512_shuffle_i32x4(a, c, 0x88);
-    t[4 + j] = _mm512_shuffle_i32x4(a, c, 0xDD);
-    t[8 + j] = _mm512_shuffle_i32x4(b, d, 0x88);
-    t[12 + j] = _mm512_shuffle_i32x4(b, d, 0xDD);
-  }
-  for (int c = 0; c < 16; ++c) r[c] = t[c];
-}
-
-// The rows of one tile: row o's bytes of the current block start at `base + o * row_bytes`;
-// rows from `valid` on (past the matrix's end) read as zero.
-struct TileRows {
-  const uint8_t* base;
-  int64_t row_bytes;
-  int valid;
-
-  // Dword `offset` of every row's block, one per lane.
-  __m512i Gather(int64_t offset) const {
-    const __m512i index =
-        _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
-                           _mm512_set1_epi32(static_cast<int32_t>(row_bytes)));
-    return _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), ValidMask(), index, base + offset,
-                                       1);
-  }
-
-  // The 16 dwords at `offset` of every row, transposed: out[i] = dword i of each row. Only the
-  // dwords set in `dwords` are read (the others are zero), so a short run at a block's end
-  // does not read past it: Transposed(off, out, 0xF) gives what four Gathers from off, off + 4,
-  // ... give, 3-5 % faster for Q6_K at 16 rows (BM_QuantGemm; Q4_K unchanged).
-  void Transposed(int64_t offset, __m512i out[16], __mmask16 dwords = 0xFFFF) const {
-    for (int o = 0; o < kTileRows; ++o)
-      out[o] = o < valid ? _mm512_maskz_loadu_epi32(dwords, base + o * row_bytes + offset)
-                         : _mm512_setzero_si512();
-    Transpose16x16(out);
-  }
-
-  // Like Transposed, for two 32-byte runs: out[0..8) from `offset0`, out[8..16) from `offset1`.
-  void TransposedPair(int64_t offset0, int64_t offset1, __m512i out[16]) const {
-    for (int o = 0; o < kTileRows; ++o) {
-      if (o >= valid) {
-        out[o] = _mm512_setzero_si512();
-        continue;
-      }
-      const uint8_t* row = base + o * row_bytes;
-      const __m256i lo = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + offset0));
-      const __m256i hi = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(row + offset1));
-      out[o] = _mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1);
-    }
-    Transpose16x16(out);
-  }
-
-  __mmask16 ValidMask() const { return static_cast<__mmask16>((1u << valid) - 1); }
-};
-
-// f16 in the low half of each dword to f32.
-inline __m512 HalfToFloat(__m512i v) { return _mm512_cvtph_ps(_mm512_cvtepi32_epi16(v)); }
-
-// Each format: `Tile` (one decoded unit of 16 weight rows), `Units(nb)` (units per row of nb
-// activation blocks), `Decode` and `Accumulate<R>(tile, x, nb, unit, acc)`, which adds the unit's
-// products with the R activation rows x, x + nb, ... to acc[0..R) (lane o: weight row o).
-
-// Q8_0: the unit is up to 8 blocks of 32, each with its own f16 scale. The s8 levels are stored
-// as u8 (w + 128, what vpdpbusd multiplies), and 128 * sum(x) comes off with the ActBlock sums.
-struct FormatQ8_0 {
-  static constexpr int64_t kBlockBytes = 34;
-  static constexpr int kUnitBlocks = 8;
-  struct Tile {
-    __m512i levels[kUnitBlocks][8];
-    __m512 d[kUnitBlocks];
-    int n_blocks;
-  };
-
-  static int64_t Units(int64_t nb) { return (nb + kUnitBlocks - 1) / kUnitBlocks; }
-
-  static void Decode(TileRows rows, int64_t nb, int64_t unit, Tile* t) {
-    const int64_t b0 = unit * kUnitBlocks;
-    t->n_blocks = static_cast<int>(std::min<int64_t>(kUnitBlocks, nb - b0));
-    rows.base += b0 * kBlockBytes;
-    const __m512i bias = _mm512_set1_epi8(static_cast<char>(0x80));
-    for (int b = 0; b < t->n_blocks; b += 2) {
-      // An odd last block pairs with itself; its second copy is not read.
-      const int b1 = std::min(b + 1, t->n_blocks - 1);
-      __m512i v[16];
-      rows.TransposedPair(b * kBlockBytes + 2, b1 * kBlockBytes + 2, v);
-      for (int k = 0; k < 8; ++k) {
-        t->levels[b][k] = _mm512_xor_si512(v[k], bias);
-        t->levels[b1][k] = _mm512_xor_si512(v[8 + k], bias);
-      }
-    }
-    for (int b = 0; b < t->n_blocks; ++b) t->d[b] = HalfToFloat(rows.Gather(b * kBlockBytes));
-  }
-
-  template <int R>
-  static void Accumulate(const Tile& t, const ActBlock* x, int64_t nb, int64_t unit,
-                         __m512 acc[R]) {
-    // (-128, -128) against the half sums: -128 * sum(x).
-    const __m512i minus128 = _mm512_set1_epi32(static_cast<int32_t>(0xFF80FF80u));
-    const ActBlock* a = x + unit * kUnitBlocks;
-    for (int b = 0; b < t.n_blocks; ++b) {
-      __m512i sum[R];
+template <int R>
+void AccumulateVnni(const FormatQ8_0::Tile& t, const ActBlock* x, int64_t nb, int64_t unit,
+                    __m512 acc[R]) {
+  // (-128, -128) against the half sums: -128 * sum(x).
+  const __m512i minus128 = _mm512_set1_epi32(static_cast<int32_t>(0xFF80FF80u));
+  const ActBlock* a = x + unit * FormatQ8_0::kUnitBlocks;
+  for (int b = 0; b < t.n_blocks; ++b) {
+    __m512i sum[R];
+#pragma GCC unroll 8
+    for (int r = 0; r < R; ++r)
+      sum[r] = _mm512_dpwssd_epi32(_mm512_setzero_si512(), minus128, Broadcast4(a[r * nb + b].sum));
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) {
+      const __m512i w = t.levels[b][k];
 #pragma GCC unroll 8
       for (int r = 0; r < R; ++r)
-        sum[r] =
-            _mm512_dpwssd_epi32(_mm512_setzero_si512(), minus128, Broadcast4(a[r * nb + b].sum));
+        sum[r] = _mm512_dpbusd_epi32(sum[r], w, Broadcast4(a[r * nb + b].q + 4 * k));
+    }
 #pragma GCC unroll 8
-      for (int k = 0; k < 8; ++k) {
-        const __m512i w = t.levels[b][k];
-#pragma GCC unroll 8
-        for (int r = 0; r < R; ++r)
-          sum[r] = _mm512_dpbusd_epi32(sum[r], w, Broadcast4(a[r * nb + b].q + 4 * k));
-      }
-#pragma GCC unroll 8
-      for (int r = 0; r < R; ++r) {
-        const __m512 scale = _mm512_mul_ps(t.d[b], _mm512_set1_ps(a[r * nb + b].d));
-        acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), scale, acc[r]);
-      }
+    for (int r = 0; r < R; ++r) {
+      const __m512 scale = _mm512_mul_ps(t.d[b], _mm512_set1_ps(a[r * nb + b].d));
+      acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(sum[r]), scale, acc[r]);
     }
   }
-};
+}
 
 // The K formats share one activation scale per super-block (MatMul quantizes with scale_block
 // 256), so a unit is one super-block and its integer sum meets the float scales once.
@@ -212,144 +94,38 @@ inline void ScaledSubBlockSums(const __m512i* levels, const __m512* scales, cons
   }
 }
 
-struct FormatQ4_K {
-  static constexpr int64_t kBlockBytes = 144;
-  struct Tile {
-    __m512i levels[64];
-    __m512 scales[8];
-    __m512i min_pairs[8];  // (mn, mn) as int16 pairs: one vpdpwssd with (sum[0], sum[1])
-    __m512 d, dmin;
-  };
-
-  static int64_t Units(int64_t nb) { return nb / 8; }
-
-  static void Decode(TileRows rows, int64_t /*nb*/, int64_t unit, Tile* t) {
-    rows.base += unit * kBlockBytes;
-    // Dword 0: the f16 d and dmin; dwords 1-3: the 12 scale bytes (6-bit scales and mins of
-    // the 8 sub-blocks), 4 per dword.
-    __m512i head[16];
-    rows.Transposed(0, head, 0x000F);
-    const __m512i header = head[0];
-    t->d = HalfToFloat(header);
-    t->dmin = HalfToFloat(_mm512_srli_epi32(header, 16));
-    const __m512i s0 = head[1], s1 = head[2], s2 = head[3];
-    const __m512i low6 = _mm512_set1_epi32(63), low4 = _mm512_set1_epi32(15),
-                  low2 = _mm512_set1_epi32(3);
-    for (int j = 0; j < 4; ++j) {
-      const __m512i b0 = _mm512_srli_epi32(s0, 8 * j), b1 = _mm512_srli_epi32(s1, 8 * j),
-                    b2 = _mm512_srli_epi32(s2, 8 * j);
-      const __m512i top_sc = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(b0, 6), low2), 4);
-      const __m512i top_mn = _mm512_slli_epi32(_mm512_and_si512(_mm512_srli_epi32(b1, 6), low2), 4);
-      const __m512i mn_lo = _mm512_and_si512(b1, low6);
-      const __m512i mn_hi =
-          _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi32(b2, 4), low4), top_mn);
-      t->scales[j] = _mm512_cvtepi32_ps(_mm512_and_si512(b0, low6));
-      t->scales[j + 4] = _mm512_cvtepi32_ps(_mm512_or_si512(_mm512_and_si512(b2, low4), top_sc));
-      t->min_pairs[j] = _mm512_or_si512(mn_lo, _mm512_slli_epi32(mn_lo, 16));
-      t->min_pairs[j + 4] = _mm512_or_si512(mn_hi, _mm512_slli_epi32(mn_hi, 16));
-    }
-    // Byte l of 32-byte chunk c holds element 64c + l (low nibble) and 64c + 32 + l (high).
-    const __m512i nibble = _mm512_set1_epi8(0x0F);
-    for (int half = 0; half < 2; ++half) {
-      __m512i v[16];
-      rows.Transposed(16 + 64 * half, v);
-      for (int i = 0; i < 16; ++i) {
-        const int c = 2 * half + i / 8, k = 16 * c + i % 8;
-        t->levels[k] = _mm512_and_si512(v[i], nibble);
-        t->levels[k + 8] = _mm512_and_si512(_mm512_srli_epi16(v[i], 4), nibble);
-      }
-    }
-  }
-
-  template <int R>
-  static void Accumulate(const Tile& t, const ActBlock* x, int64_t nb, int64_t unit,
-                         __m512 acc[R]) {
-    const ActBlock* a = x + unit * 8;
-    __m512 total[R];
-    ScaledSubBlockSums<R, 8, 32>(t.levels, t.scales, a, nb, total);
+template <int R>
+void AccumulateVnni(const FormatQ4_K::Tile& t, const ActBlock* x, int64_t nb, int64_t unit,
+                    __m512 acc[R]) {
+  const ActBlock* a = x + unit * 8;
+  __m512 total[R];
+  ScaledSubBlockSums<R, 8, 32>(t.levels, t.scales, a, nb, total);
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512i mins = _mm512_setzero_si512();
-      for (int j = 0; j < 8; ++j)
-        mins = _mm512_dpwssd_epi32(mins, t.min_pairs[j], Broadcast4(a[r * nb + j].sum));
-      const __m512 dx = _mm512_set1_ps(a[r * nb].d);
-      acc[r] = _mm512_fmadd_ps(total[r], _mm512_mul_ps(t.d, dx), acc[r]);
-      acc[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), _mm512_mul_ps(t.dmin, dx), acc[r]);
-    }
+  for (int r = 0; r < R; ++r) {
+    __m512i mins = _mm512_setzero_si512();
+    for (int j = 0; j < 8; ++j)
+      mins = _mm512_dpwssd_epi32(mins, t.min_pairs[j], Broadcast4(a[r * nb + j].sum));
+    const __m512 dx = _mm512_set1_ps(a[r * nb].d);
+    acc[r] = _mm512_fmadd_ps(total[r], _mm512_mul_ps(t.d, dx), acc[r]);
+    acc[r] = _mm512_fnmadd_ps(_mm512_cvtepi32_ps(mins), _mm512_mul_ps(t.dmin, dx), acc[r]);
   }
-};
+}
 
-struct FormatQ6_K {
-  static constexpr int64_t kBlockBytes = 210;
-  struct Tile {
-    __m512i levels[64];       // unsigned 0..63; the -32 offset is in offset_pairs
-    __m512 scales[16];        // one per 16 elements
-    __m512i offset_pairs[8];  // (-32 * sc[2g], -32 * sc[2g + 1]) against (sum[0], sum[1])
-    __m512 d;
-  };
-
-  static int64_t Units(int64_t nb) { return nb / 8; }
-
-  static void Decode(TileRows rows, int64_t /*nb*/, int64_t unit, Tile* t) {
-    rows.base += unit * kBlockBytes;
-    // The block's last 20 bytes (it ends at 210) as 5 dwords from 190: the 16 int8 scales are
-    // bytes 2..17 of the run, d is the f16 at 208, the high half of dword 4.
-    __m512i tail[16];
-    rows.Transposed(190, tail, 0x001F);
-    t->d = HalfToFloat(_mm512_srli_epi32(tail[4], 16));
-    __m512i scales[16];
-    for (int s = 0; s < 16; ++s) {
-      const int byte = s + 2;
-      scales[s] = _mm512_srai_epi32(_mm512_slli_epi32(tail[byte / 4], 24 - 8 * (byte % 4)), 24);
-    }
-    for (int s = 0; s < 16; ++s) t->scales[s] = _mm512_cvtepi32_ps(scales[s]);
-    const __m512i minus32 = _mm512_set1_epi32(-32), low16 = _mm512_set1_epi32(0xFFFF);
-    for (int g = 0; g < 8; ++g) {
-      const __m512i lo = _mm512_mullo_epi32(scales[2 * g], minus32);
-      const __m512i hi = _mm512_mullo_epi32(scales[2 * g + 1], minus32);
-      t->offset_pairs[g] = _mm512_or_si512(_mm512_and_si512(lo, low16), _mm512_slli_epi32(hi, 16));
-    }
-    // Half h: ql byte 64h + l (l < 32) has elements 128h + l (low nibble) and 128h + 64 + l
-    // (high); ql byte 64h + 32 + l has 128h + 32 + l and 128h + 96 + l; qh byte 32h + l has
-    // bits 4-5 of those four at bit pairs 0, 2, 4, 6. In dwords (k = element / 4, i < 16):
-    // ql dword 16h + i -> k = 32h + i (low), 32h + 16 + i (high).
-    __m512i qh[16];
-    rows.Transposed(128, qh);
-    const __m512i nibble = _mm512_set1_epi8(0x0F), two = _mm512_set1_epi8(0x03);
-    for (int h = 0; h < 2; ++h) {
-      __m512i ql[16];
-      rows.Transposed(64 * h, ql);
-      for (int i = 0; i < 16; ++i) {
-        // k = 32h + 8m + i % 8 takes qh bits 2m; m = i / 8 (low nibble) or 2 + i / 8 (high).
-        const __m512i bits = qh[8 * h + i % 8];
-        const int m = i / 8;
-        const __m512i top_lo =
-            _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(bits, 2 * m), two), 4);
-        const __m512i top_hi =
-            _mm512_slli_epi16(_mm512_and_si512(_mm512_srli_epi16(bits, 2 * m + 4), two), 4);
-        t->levels[32 * h + i] = _mm512_or_si512(_mm512_and_si512(ql[i], nibble), top_lo);
-        t->levels[32 * h + 16 + i] =
-            _mm512_or_si512(_mm512_and_si512(_mm512_srli_epi16(ql[i], 4), nibble), top_hi);
-      }
-    }
-  }
-
-  template <int R>
-  static void Accumulate(const Tile& t, const ActBlock* x, int64_t nb, int64_t unit,
-                         __m512 acc[R]) {
-    const ActBlock* a = x + unit * 8;
-    __m512 total[R];
-    ScaledSubBlockSums<R, 16, 16>(t.levels, t.scales, a, nb, total);
+template <int R>
+void AccumulateVnni(const FormatQ6_K::Tile& t, const ActBlock* x, int64_t nb, int64_t unit,
+                    __m512 acc[R]) {
+  const ActBlock* a = x + unit * 8;
+  __m512 total[R];
+  ScaledSubBlockSums<R, 16, 16>(t.levels, t.scales, a, nb, total);
 #pragma GCC unroll 8
-    for (int r = 0; r < R; ++r) {
-      __m512i offset = _mm512_setzero_si512();
-      for (int g = 0; g < 8; ++g)
-        offset = _mm512_dpwssd_epi32(offset, t.offset_pairs[g], Broadcast4(a[r * nb + g].sum));
-      const __m512 scale = _mm512_mul_ps(t.d, _mm512_set1_ps(a[r * nb].d));
-      acc[r] = _mm512_fmadd_ps(_mm512_add_ps(total[r], _mm512_cvtepi32_ps(offset)), scale, acc[r]);
-    }
+  for (int r = 0; r < R; ++r) {
+    __m512i offset = _mm512_setzero_si512();
+    for (int g = 0; g < 8; ++g)
+      offset = _mm512_dpwssd_epi32(offset, t.offset_pairs[g], Broadcast4(a[r * nb + g].sum));
+    const __m512 scale = _mm512_mul_ps(t.d, _mm512_set1_ps(a[r * nb].d));
+    acc[r] = _mm512_fmadd_ps(_mm512_add_ps(total[r], _mm512_cvtepi32_ps(offset)), scale, acc[r]);
   }
-};
+}
 
 // R activation rows against every unit of a decoded tile; lanes of `mask` go to y.
 template <typename Format, int R>
@@ -357,7 +133,7 @@ void RowGroup(const typename Format::Tile* tiles, int64_t n_units, const ActBloc
               __mmask16 mask, float* y, int64_t y_stride) {
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
-  for (int64_t u = 0; u < n_units; ++u) Format::template Accumulate<R>(tiles[u], x, nb, u, acc);
+  for (int64_t u = 0; u < n_units; ++u) AccumulateVnni<R>(tiles[u], x, nb, u, acc);
   for (int r = 0; r < R; ++r) _mm512_mask_storeu_ps(y + r * y_stride, mask, acc[r]);
 }
 
@@ -377,26 +153,20 @@ void RowGroupUpTo(int n_rows, const typename Format::Tile* tiles, int64_t n_unit
 template <typename Format>
 void QuantGemm(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes, int64_t in,
                int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
-  const auto* wb = static_cast<const uint8_t*>(w);
   const int64_t nb = in / kActBlockSize;
-  const int64_t n_units = Format::Units(nb);
-  // The decoded tile: 16 rows x `in` levels plus scales (80 KiB at in = 4096, Q4_K), read from
-  // L1/L2 by every row group. Reused across calls.
-  thread_local std::vector<typename Format::Tile> tiles;
-  tiles.resize(static_cast<size_t>(n_units));
-  for (int64_t o0 = o_begin; o0 < o_end; o0 += kTileRows) {
-    const TileRows rows{wb + o0 * w_row_bytes, w_row_bytes,
-                        static_cast<int>(std::min<int64_t>(kTileRows, o_end - o0))};
-    for (int64_t u = 0; u < n_units; ++u) Format::Decode(rows, nb, u, &tiles[u]);
-    const __mmask16 mask = rows.ValidMask();
-    int64_t r = 0;
-    for (; r + kGroupRows <= n_rows; r += kGroupRows)
-      RowGroup<Format, kGroupRows>(tiles.data(), n_units, x + r * nb, nb, mask,
-                                   y + r * y_stride + o0, y_stride);
-    if (r < n_rows)
-      RowGroupUpTo<Format, kGroupRows - 1>(static_cast<int>(n_rows - r), tiles.data(), n_units,
-                                           x + r * nb, nb, mask, y + r * y_stride + o0, y_stride);
-  }
+  ForEachWeightTile<Format>(
+      w, w_row_bytes, in, o_begin, o_end,
+      [&](const typename Format::Tile* tiles, int64_t n_units, int64_t o0, TileRows rows) {
+        const __mmask16 mask = rows.ValidMask();
+        int64_t r = 0;
+        for (; r + kGroupRows <= n_rows; r += kGroupRows)
+          RowGroup<Format, kGroupRows>(tiles, n_units, x + r * nb, nb, mask, y + r * y_stride + o0,
+                                       y_stride);
+        if (r < n_rows)
+          RowGroupUpTo<Format, kGroupRows - 1>(static_cast<int>(n_rows - r), tiles, n_units,
+                                               x + r * nb, nb, mask, y + r * y_stride + o0,
+                                               y_stride);
+      });
 }
 
 }  // namespace
