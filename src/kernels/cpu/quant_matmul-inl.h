@@ -208,17 +208,40 @@ inline void RowsUpTo(const ActBlock* x, int64_t n_rows, int64_t nb, const uint8_
   Format::template Rows<R>(x, nb, w, out);
 }
 
+// How far ahead of the row being multiplied the weights are requested: at least this many rows
+// and this many bytes. With one or two activation rows a kernel decodes faster than the hardware
+// prefetcher streams a thread's slice of a matrix; short rows (an expert's down projection, 288
+// bytes at Q4_K) need more rows in flight to cover the memory latency. The lines go to L2, not
+// L1 (_MM_HINT_T2): an L1 prefetch holds one of the core's ~16 L1 fill buffers for the whole
+// memory latency, which capped a core at ~9 GB/s on Sapphire Rapids; into L2 the misses overlap
+// in L2's deeper queue (tg32 23 -> 30 tok/s there, docs/benchmarks.md), and the kernel's own
+// loads then hit L2.
+constexpr int64_t kPrefetchRows = 4;
+constexpr int64_t kPrefetchBytes = 4096;
+
+inline void PrefetchRow(const uint8_t* row, int64_t bytes) {
+  for (int64_t at = 0; at < bytes; at += 64)
+    _mm_prefetch(reinterpret_cast<const char*>(row + at), _MM_HINT_T2);
+}
+
+inline int64_t PrefetchDistanceRows(int64_t w_row_bytes) {
+  return std::max(kPrefetchRows, (kPrefetchBytes + w_row_bytes - 1) / w_row_bytes);
+}
+
 template <typename Format>
 void QuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes, int64_t in,
                  int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
   const auto* wb = static_cast<const uint8_t*>(w);
   const int64_t nb = in / kActBlockSize;
   float out[kQuantTileRows];
+  const int64_t ahead = PrefetchDistanceRows(w_row_bytes);
   for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
     const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);
     for (int64_t r0 = 0; r0 < n_rows; r0 += kQuantTileRows) {
       const int64_t nr = std::min<int64_t>(kQuantTileRows, n_rows - r0);
       for (int64_t o = ob; o < oe; ++o) {
+        // The first tile of a weight block reads it from memory; later tiles find it in L2.
+        if (r0 == 0 && o + ahead < o_end) PrefetchRow(wb + (o + ahead) * w_row_bytes, w_row_bytes);
         RowsUpTo<Format, kQuantTileRows>(x + r0 * nb, nr, nb, wb + o * w_row_bytes, out);
         for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
       }

@@ -173,18 +173,6 @@ inline void WideRowsUpTo(const WideActivations& a, int64_t r0, int64_t n_rows, i
   Wide::template Rows<R>(a, r0, nsb, w, out);
 }
 
-// How far ahead of the row being multiplied the weights are requested: at least this many rows
-// and this many bytes. With one or two activation rows the kernel decodes faster than the hardware
-// prefetcher streams a thread's slice of a matrix; short rows (an expert's down projection, 288
-// bytes at Q4_K) need more rows in flight to cover the memory latency.
-constexpr int64_t kWidePrefetchRows = 4;
-constexpr int64_t kWidePrefetchBytes = 4096;
-
-inline void PrefetchRow(const uint8_t* row, int64_t bytes) {
-  for (int64_t at = 0; at < bytes; at += 64)
-    _mm_prefetch(reinterpret_cast<const char*>(row + at), _MM_HINT_T0);
-}
-
 template <typename Wide>
 void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
@@ -194,8 +182,7 @@ void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
   const auto* wb = static_cast<const uint8_t*>(w);
   const int64_t nsb = in / 256;
   float out[kWideTileRows];
-  const int64_t ahead =
-      std::max(kWidePrefetchRows, (kWidePrefetchBytes + w_row_bytes - 1) / w_row_bytes);
+  const int64_t ahead = PrefetchDistanceRows(w_row_bytes);
   for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
     const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);
     for (int64_t r0 = 0; r0 < n_rows; r0 += kWideTileRows) {
