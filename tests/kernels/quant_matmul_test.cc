@@ -88,7 +88,7 @@ TEST(QuantMatMulTest, EveryIsaMatchesDoubleReference) {
       const bool integer_kernel =
           table.quant_matmul[static_cast<int>(*WeightTypeOf(dtype, "test"))] != nullptr;
       for (int64_t rows : {1, 3, 4, 5, 9}) {
-        for (int64_t in : {block, 3 * block, 9 * block}) {
+        for (int64_t in : {block, 3 * block, 9 * block, 17 * block}) {
           for (int64_t out : {1, 5, 67}) {
             const uint64_t seed = rows * 1000003 + in * 1009 + out;
             SCOPED_TRACE(::testing::Message()

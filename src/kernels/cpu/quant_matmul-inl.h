@@ -253,19 +253,25 @@ void QuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row
 
 #if defined(__AVX512BW__) && defined(__AVX512VNNI__)
 #include "kernels/cpu/quant_matmul_wide-inl.h"
-// Up to this many activation rows the K formats take the 512-bit kernel.
+// Up to this many activation rows the quantized formats take the 512-bit kernels.
 constexpr int64_t kWideMaxRows = 16;
-#define CLOVER_WIDE_K_FORMATS 1
+#define CLOVER_WIDE_KERNELS 1
 #endif
 
 void QuantMatMulQ8_0(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
+#ifdef CLOVER_WIDE_KERNELS
+  if (n_rows <= kWideMaxRows) {
+    WideQuantMatMul<WideQ8_0>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
+    return;
+  }
+#endif
   QuantMatMul<FormatQ8_0>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 
 void QuantMatMulQ4_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
-#ifdef CLOVER_WIDE_K_FORMATS
+#ifdef CLOVER_WIDE_KERNELS
   if (n_rows <= kWideMaxRows) {
     WideQuantMatMul<WideQ4_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
     return;
@@ -276,7 +282,7 @@ void QuantMatMulQ4_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
 
 void QuantMatMulQ6_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
-#ifdef CLOVER_WIDE_K_FORMATS
+#ifdef CLOVER_WIDE_KERNELS
   if (n_rows <= kWideMaxRows) {
     WideQuantMatMul<WideQ6_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
     return;
@@ -285,4 +291,4 @@ void QuantMatMulQ6_K(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
   QuantMatMul<FormatQ6_K>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
 }
 
-#undef CLOVER_WIDE_K_FORMATS
+#undef CLOVER_WIDE_KERNELS

@@ -1,6 +1,6 @@
-// The K formats on 512-bit registers (AVX-512BW + VNNI), for the few-row products that decode and
-// the diffusion passes run per expert. Textually included by quant_matmul-inl.h inside the
-// AVX-512 namespace only (no include guard, like the file that includes it).
+// The quantized formats on 512-bit registers (AVX-512BW + VNNI), for the few-row products that
+// decode and the diffusion passes run per expert. Textually included by quant_matmul-inl.h inside
+// the AVX-512 namespace only (no include guard, like the file that includes it).
 //
 // Why a second kernel: the 256-bit one multiplies every 32-element integer dot by its sub-block
 // scale (vpmulld) and adds the Q4_K mins / Q6_K offsets in scalar code, so one core decodes Q4_K
@@ -44,14 +44,20 @@ inline __m512i HalfIndex(int lo, int hi) {
                             _mm256_set1_epi16(static_cast<int16_t>(hi)), 1);
 }
 
+// Each format: `Activations` and `Pack(x, n_rows, nb, packed)`, and `Rows<R>(packed, r0, nb, w,
+// out)`, which dots one weight row `w` with the R activation rows from row r0 (nb blocks of 32 a
+// row) into out[0..R).
+
 struct WideQ4_K {
   static constexpr int64_t kBlockBytes = 144;
+  using Activations = WideActivations;
+  static void Pack(const ActBlock* x, int64_t n_rows, int64_t nb, Activations* p) {
+    PackWideActivations(x, n_rows, nb, p);
+  }
 
-  // One weight row `w` against R activation rows starting at row `r0` of `a` (nsb super-blocks a
-  // row).
   template <int R>
-  static void Rows(const WideActivations& a, int64_t r0, int64_t nsb, const uint8_t* w,
-                   float* out) {
+  static void Rows(const WideActivations& a, int64_t r0, int64_t nb, const uint8_t* w, float* out) {
+    const int64_t nsb = nb / 8;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     // Sub-blocks 2c and 2c+1 are the low and high nibbles of the same 32 bytes: a 16-bit shift
     // of 0 in the lower half and 4 in the upper half, then the mask, gives both in one zmm.
@@ -107,10 +113,14 @@ struct WideQ4_K {
 
 struct WideQ6_K {
   static constexpr int64_t kBlockBytes = 210;
+  using Activations = WideActivations;
+  static void Pack(const ActBlock* x, int64_t n_rows, int64_t nb, Activations* p) {
+    PackWideActivations(x, n_rows, nb, p);
+  }
 
   template <int R>
-  static void Rows(const WideActivations& a, int64_t r0, int64_t nsb, const uint8_t* w,
-                   float* out) {
+  static void Rows(const WideActivations& a, int64_t r0, int64_t nb, const uint8_t* w, float* out) {
+    const int64_t nsb = nb / 8;
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i high2 = _mm512_set1_epi8(0x30);
     // Bits 4-5 of each 6-bit value come from qh: for the four 32-value groups of a 128-value
@@ -161,26 +171,120 @@ struct WideQ6_K {
   }
 };
 
+// Q8_0's activations for the wide kernel: the levels contiguous, and per block of 32 its scale
+// and -128 * scale * (the sum of its levels), which takes off the +128 that makes the weight
+// levels unsigned for vpdpbusd.
+struct WideQ8_0Activations {
+  std::vector<int8_t> q;
+  std::vector<float> d;
+  std::vector<float> bias;
+};
+
+// Q8_0 on 512-bit registers. The 256-bit kernel spends a scalar f16 conversion, a multiply and a
+// broadcast on every 34-byte block, more than the block takes to arrive from memory; here eight
+// blocks' scales come in one gather and convert together, and a zmm holds two blocks, each lane
+// meeting its own block's scale (a permute of the eight).
+struct WideQ8_0 {
+  static constexpr int64_t kBlockBytes = 34;
+  static constexpr int64_t kGroupBlocks = 8;
+  using Activations = WideQ8_0Activations;
+
+  static void Pack(const ActBlock* x, int64_t n_rows, int64_t nb, Activations* p) {
+    const int64_t blocks = n_rows * nb;
+    p->q.resize(static_cast<size_t>(blocks * kActBlockSize));
+    p->d.resize(static_cast<size_t>(blocks));
+    p->bias.resize(static_cast<size_t>(blocks));
+    for (int64_t b = 0; b < blocks; ++b) {
+      std::memcpy(p->q.data() + b * kActBlockSize, x[b].q, kActBlockSize);
+      p->d[b] = x[b].d;
+      p->bias[b] = -128.0f * x[b].d * static_cast<float>(x[b].sum[0] + x[b].sum[1]);
+    }
+  }
+
+  template <int R>
+  static void Rows(const Activations& a, int64_t r0, int64_t nb, const uint8_t* w, float* out) {
+    const __m512i unsigned_bias = _mm512_set1_epi8(static_cast<char>(0x80));
+    const __m256i scale_offsets = _mm256_setr_epi32(0, 34, 68, 102, 136, 170, 204, 238);
+    // Pair p of the group: lanes 0-7 take scale 2p, lanes 8-15 scale 2p + 1.
+    __m512i pick[4];
+    for (int p = 0; p < 4; ++p)
+      pick[p] = _mm512_inserti64x4(_mm512_set1_epi32(2 * p), _mm256_set1_epi32(2 * p + 1), 1);
+    __m512 acc[R];
+    __m256 acc_bias[R];
+    for (int r = 0; r < R; ++r) {
+      acc[r] = _mm512_setzero_ps();
+      acc_bias[r] = _mm256_setzero_ps();
+    }
+    int64_t b = 0;
+    for (; b + kGroupBlocks <= nb; b += kGroupBlocks) {
+      const uint8_t* blk = w + b * kBlockBytes;
+      // The f16 scale is the low half of the dword at each block's start.
+      const __m256 dw = _mm256_cvtph_ps(_mm256_cvtepi32_epi16(
+          _mm256_i32gather_epi32(reinterpret_cast<const int*>(blk), scale_offsets, 1)));
+      __m512i wq[4];
+      for (int p = 0; p < 4; ++p)
+        wq[p] = _mm512_xor_si512(
+            _mm512_inserti64x4(_mm512_castsi256_si512(Load256(blk + 2 * p * kBlockBytes + 2)),
+                               Load256(blk + (2 * p + 1) * kBlockBytes + 2), 1),
+            unsigned_bias);
+      for (int r = 0; r < R; ++r) {
+        const int64_t at = (r0 + r) * nb + b;
+        const __m512 scale =
+            _mm512_castps256_ps512(_mm256_mul_ps(dw, _mm256_loadu_ps(a.d.data() + at)));
+        acc_bias[r] = _mm256_fmadd_ps(dw, _mm256_loadu_ps(a.bias.data() + at), acc_bias[r]);
+        const int8_t* q = a.q.data() + at * kActBlockSize;
+        for (int p = 0; p < 4; ++p) {
+          const __m512i dot =
+              _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq[p], Load512(q + 64 * p));
+          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(pick[p], scale),
+                                   acc[r]);
+        }
+      }
+    }
+    // The last nb % 8 blocks one at a time.
+    __m256 tail[R];
+    float tail_bias[R];
+    for (int r = 0; r < R; ++r) {
+      tail[r] = _mm256_setzero_ps();
+      tail_bias[r] = 0.0f;
+    }
+    for (; b < nb; ++b) {
+      const uint8_t* blk = w + b * kBlockBytes;
+      const float dw = LoadHalf(blk);
+      const __m256i wq = _mm256_xor_si256(Load256(blk + 2), _mm512_castsi512_si256(unsigned_bias));
+      for (int r = 0; r < R; ++r) {
+        const int64_t at = (r0 + r) * nb + b;
+        const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wq,
+                                                Load256(a.q.data() + at * kActBlockSize));
+        tail[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * a.d[at]), tail[r]);
+        tail_bias[r] += dw * a.bias[at];
+      }
+    }
+    for (int r = 0; r < R; ++r)
+      out[r] =
+          _mm512_reduce_add_ps(acc[r]) + SumLanes(acc_bias[r]) + SumLanes(tail[r]) + tail_bias[r];
+  }
+};
+
 template <typename Wide, int R>
-inline void WideRowsUpTo(const WideActivations& a, int64_t r0, int64_t n_rows, int64_t nsb,
-                         const uint8_t* w, float* out) {
+inline void WideRowsUpTo(const typename Wide::Activations& a, int64_t r0, int64_t n_rows,
+                         int64_t nb, const uint8_t* w, float* out) {
   if constexpr (R > 1) {
     if (n_rows < R) {
-      WideRowsUpTo<Wide, R - 1>(a, r0, n_rows, nsb, w, out);
+      WideRowsUpTo<Wide, R - 1>(a, r0, n_rows, nb, w, out);
       return;
     }
   }
-  Wide::template Rows<R>(a, r0, nsb, w, out);
+  Wide::template Rows<R>(a, r0, nb, w, out);
 }
 
 template <typename Wide>
 void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
-  thread_local WideActivations packed;
+  thread_local typename Wide::Activations packed;
   const int64_t nb = in / kActBlockSize;
-  PackWideActivations(x, n_rows, nb, &packed);
+  Wide::Pack(x, n_rows, nb, &packed);
   const auto* wb = static_cast<const uint8_t*>(w);
-  const int64_t nsb = in / 256;
   float out[kWideTileRows];
   const int64_t ahead = PrefetchDistanceRows(w_row_bytes);
   for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
@@ -190,7 +294,7 @@ void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
       for (int64_t o = ob; o < oe; ++o) {
         // The first tile of a weight block reads it from memory; later tiles find it in L2.
         if (r0 == 0 && o + ahead < o_end) PrefetchRow(wb + (o + ahead) * w_row_bytes, w_row_bytes);
-        WideRowsUpTo<Wide, kWideTileRows>(packed, r0, nr, nsb, wb + o * w_row_bytes, out);
+        WideRowsUpTo<Wide, kWideTileRows>(packed, r0, nr, nb, wb + o * w_row_bytes, out);
         for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
       }
     }
