@@ -261,7 +261,9 @@ constexpr int64_t kWideMaxRows = 16;
 void QuantMatMulQ8_0(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_bytes,
                      int64_t in, int64_t o_begin, int64_t o_end, float* y, int64_t y_stride) {
 #ifdef CLOVER_WIDE_KERNELS
-  if (n_rows <= kWideMaxRows) {
+  // From two rows on, the 256-bit kernel's per-block scale work is shared by the rows, and it
+  // was as fast or faster end to end (docs/benchmarks.md).
+  if (n_rows == 1) {
     WideQuantMatMul<WideQ8_0>(x, n_rows, w, w_row_bytes, in, o_begin, o_end, y, y_stride);
     return;
   }

@@ -180,8 +180,9 @@ struct WideQ8_0Activations {
   std::vector<float> bias;
 };
 
-// Q8_0 on 512-bit registers. The 256-bit kernel spends a scalar f16 conversion, a multiply and a
-// broadcast on every 34-byte block, more than the block takes to arrive from memory; here eight
+// Q8_0 on 512-bit registers, for one activation row (decode). The 256-bit kernel spends a scalar
+// f16 conversion, a multiply and a broadcast on every 34-byte block, more than the block takes to
+// arrive from memory when no other row shares them; here eight
 // blocks' scales come in one gather and convert together, and a zmm holds two blocks, each lane
 // meeting its own block's scale (a permute of the eight).
 struct WideQ8_0 {
