@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstring>
 #include <optional>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cpu/isa_kernels.h"
@@ -162,42 +163,45 @@ struct alignas(64) PairProducts {
   int32_t c[2][kTileActRows][kTileRows];
 };
 
-// Blocks b0 / b1: activation tiles a0 / a1 times weight tiles w0 / w1, into C tiles 0/1
-// (kSet 0) or 2/3 (kSet 1).
+// Blocks b0 / b1: activation tiles a0 / a1 times weight tiles w0 / w1 into the C tiles c0 / c1
+// (literal register numbers, see kCTiles), and their store into p.
+#define CLOVER_AMX_ISSUE_PAIR(c0, c1, a0, a1, a_stride, w0, w1) \
+  do {                                                          \
+    _tile_zero(c0);                                             \
+    _tile_zero(c1);                                             \
+    _tile_loadd(4, a0, a_stride);                               \
+    _tile_loadd(6, w0, kTileRowBytes);                          \
+    _tile_dpbssd(c0, 4, 6);                                     \
+    _tile_loadd(5, a1, a_stride);                               \
+    _tile_loadd(7, w1, kTileRowBytes);                          \
+    _tile_dpbssd(c1, 5, 7);                                     \
+  } while (0)
+#define CLOVER_AMX_STORE_PAIR(c0, c1, p)        \
+  do {                                          \
+    _tile_stored(c0, (p)->c[0], kTileRowBytes); \
+    _tile_stored(c1, (p)->c[1], kTileRowBytes); \
+  } while (0)
+
+// The pair in C tiles 0/1 (kSet 0) or 2/3 (kSet 1).
 template <int kSet>
 inline void IssuePair(const int8_t* a0, const int8_t* a1, int64_t a_stride, const void* w0,
                       const void* w1) {
-  if constexpr (kSet == 0) {
-    _tile_zero(0);
-    _tile_zero(1);
-    _tile_loadd(4, a0, a_stride);
-    _tile_loadd(6, w0, kTileRowBytes);
-    _tile_dpbssd(0, 4, 6);
-    _tile_loadd(5, a1, a_stride);
-    _tile_loadd(7, w1, kTileRowBytes);
-    _tile_dpbssd(1, 5, 7);
-  } else {
-    _tile_zero(2);
-    _tile_zero(3);
-    _tile_loadd(4, a0, a_stride);
-    _tile_loadd(6, w0, kTileRowBytes);
-    _tile_dpbssd(2, 4, 6);
-    _tile_loadd(5, a1, a_stride);
-    _tile_loadd(7, w1, kTileRowBytes);
-    _tile_dpbssd(3, 5, 7);
-  }
+  if constexpr (kSet == 0)
+    CLOVER_AMX_ISSUE_PAIR(0, 1, a0, a1, a_stride, w0, w1);
+  else
+    CLOVER_AMX_ISSUE_PAIR(2, 3, a0, a1, a_stride, w0, w1);
 }
 
 template <int kSet>
 inline void StorePair(PairProducts* p) {
-  if constexpr (kSet == 0) {
-    _tile_stored(0, p->c[0], kTileRowBytes);
-    _tile_stored(1, p->c[1], kTileRowBytes);
-  } else {
-    _tile_stored(2, p->c[0], kTileRowBytes);
-    _tile_stored(3, p->c[1], kTileRowBytes);
-  }
+  if constexpr (kSet == 0)
+    CLOVER_AMX_STORE_PAIR(0, 1, p);
+  else
+    CLOVER_AMX_STORE_PAIR(2, 3, p);
 }
+
+#undef CLOVER_AMX_ISSUE_PAIR
+#undef CLOVER_AMX_STORE_PAIR
 
 struct AmxQ8_0 {
   using Format = FormatQ8_0;
