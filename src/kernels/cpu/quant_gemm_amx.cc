@@ -327,7 +327,8 @@ inline void UnitProducts(const int8_t* a0, const int8_t* a1, bool pair, const Sp
 }
 
 // The shared half of the K formats: `Split` folds a decoded unit's scales into SplitUnit, and
-// `UnitSum(tile, product, a, nb, r)` turns row r's integer super-block sum into the unit's f32
+// `UnitSum(tile, split, sum, pass, r, u)` turns row r's super-block sum (hi * 2^shift + lo, exact
+// in int32; its f32 conversion rounds only above 2^24, by at most 2 units) into the unit's f32
 // contribution before the activation scale.
 template <typename Derived, typename FormatT, int kShiftT>
 struct AmxKFormat {
