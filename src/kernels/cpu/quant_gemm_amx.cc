@@ -83,22 +83,25 @@ class TileScope {
 // The activation levels repacked for the A tiles: group g of 16 rows, chunk c of `width` levels
 // (32 or 64), row r at ((g * n_chunks + c) * 16 + r) * width, so that one tile is 16 * width
 // contiguous aligned bytes. Read in place (rows nb ActBlocks apart, 32 of each 40 bytes, across
-// cache lines) the A loads took most of the time. Rows past n_rows are zero.
+// cache lines) the A loads took most of the time. The last group's rows past n_rows are zero.
 class PackedActivations {
  public:
   PackedActivations(const ActBlock* x, int64_t n_rows, int64_t nb, int64_t width)
       : width_(width), n_chunks_(nb * kActBlockSize / width) {
     const int64_t n_groups = (n_rows + kTileActRows - 1) / kTileActRows;
     thread_local std::vector<Chunk> storage;  // reused across calls
-    storage.assign(static_cast<size_t>(n_groups * nb * kActBlockSize * kTileActRows /
-                                       static_cast<int64_t>(sizeof(Chunk))),
-                   Chunk{});
+    storage.resize(static_cast<size_t>(n_groups * nb * kActBlockSize * kTileActRows /
+                                       static_cast<int64_t>(sizeof(Chunk))));
     data_ = storage.data()->bytes;
-    for (int64_t r = 0; r < n_rows; ++r)
-      for (int64_t b = 0; b < nb; ++b)
-        std::memcpy(Tile(r / kTileActRows, b * kActBlockSize / width) + (r % kTileActRows) * width +
-                        b * kActBlockSize % width,
-                    x[r * nb + b].q, kActBlockSize);
+    for (int64_t r = 0; r < n_groups * kTileActRows; ++r)
+      for (int64_t b = 0; b < nb; ++b) {
+        int8_t* dst = Tile(r / kTileActRows, b * kActBlockSize / width) +
+                      (r % kTileActRows) * width + b * kActBlockSize % width;
+        if (r < n_rows)
+          std::memcpy(dst, x[r * nb + b].q, kActBlockSize);
+        else
+          std::memset(dst, 0, kActBlockSize);
+      }
   }
 
   // The A tile of chunk c of group g (rows `width` bytes apart).

@@ -45,11 +45,12 @@ inline __m512i HalfIndex(int lo, int hi) {
 }
 
 // Each format: `Activations` and `Pack(x, n_rows, nb, packed)`, and `Rows<R>(packed, r0, nb, w,
-// out)`, which dots one weight row `w` with the R activation rows from row r0 (nb blocks of 32 a
-// row) into out[0..R).
+// out)` for R <= kTileRows, which dots one weight row `w` with the R activation rows from row r0
+// (nb blocks of 32 a row) into out[0..R).
 
 struct WideQ4_K {
   static constexpr int64_t kBlockBytes = 144;
+  static constexpr int kTileRows = kWideTileRows;
   using Activations = WideActivations;
   static void Pack(const ActBlock* x, int64_t n_rows, int64_t nb, Activations* p) {
     PackWideActivations(x, n_rows, nb, p);
@@ -113,6 +114,7 @@ struct WideQ4_K {
 
 struct WideQ6_K {
   static constexpr int64_t kBlockBytes = 210;
+  static constexpr int kTileRows = kWideTileRows;
   using Activations = WideActivations;
   static void Pack(const ActBlock* x, int64_t n_rows, int64_t nb, Activations* p) {
     PackWideActivations(x, n_rows, nb, p);
@@ -180,12 +182,14 @@ struct WideQ8_0Activations {
   std::vector<float> bias;
 };
 
-// Q8_0 on 512-bit registers, for one activation row (decode). The 256-bit kernel spends a scalar
-// f16 conversion, a multiply and a broadcast on every 34-byte block, more than the block takes to
-// arrive from memory when no other row shares them; here eight
-// blocks' scales come in one gather and convert together, and a zmm holds two blocks, each lane
-// meeting its own block's scale (a permute of the eight).
+// Q8_0 on 512-bit registers, one activation row at a time (decode; from two rows the 256-bit
+// kernel shares its per-block scale work between them). The 256-bit kernel spends a scalar f16
+// conversion, a multiply and a broadcast on every 34-byte block, more than the block takes to
+// arrive from memory when no other row shares them; here eight blocks' scales come in one gather
+// and convert together, and a zmm holds two blocks, each lane meeting its own block's scale (a
+// permute of the eight).
 struct WideQ8_0 {
+  static constexpr int kTileRows = 1;
   static constexpr int64_t kBlockBytes = 34;
   static constexpr int64_t kGroupBlocks = 8;
   using Activations = WideQ8_0Activations;
@@ -204,66 +208,49 @@ struct WideQ8_0 {
 
   template <int R>
   static void Rows(const Activations& a, int64_t r0, int64_t nb, const uint8_t* w, float* out) {
+    static_assert(R == 1);
     const __m512i unsigned_bias = _mm512_set1_epi8(static_cast<char>(0x80));
     const __m256i scale_offsets = _mm256_setr_epi32(0, 34, 68, 102, 136, 170, 204, 238);
     // Pair p of the group: lanes 0-7 take scale 2p, lanes 8-15 scale 2p + 1.
     __m512i pick[4];
     for (int p = 0; p < 4; ++p)
       pick[p] = _mm512_inserti64x4(_mm512_set1_epi32(2 * p), _mm256_set1_epi32(2 * p + 1), 1);
-    __m512 acc[R];
-    __m256 acc_bias[R];
-    for (int r = 0; r < R; ++r) {
-      acc[r] = _mm512_setzero_ps();
-      acc_bias[r] = _mm256_setzero_ps();
-    }
+    const int8_t* q = a.q.data() + r0 * nb * kActBlockSize;
+    const float* dx = a.d.data() + r0 * nb;
+    const float* bias = a.bias.data() + r0 * nb;
+    __m512 acc = _mm512_setzero_ps();
+    __m256 acc_bias = _mm256_setzero_ps();
     int64_t b = 0;
     for (; b + kGroupBlocks <= nb; b += kGroupBlocks) {
       const uint8_t* blk = w + b * kBlockBytes;
       // The f16 scale is the low half of the dword at each block's start.
       const __m256 dw = _mm256_cvtph_ps(_mm256_cvtepi32_epi16(
           _mm256_i32gather_epi32(reinterpret_cast<const int*>(blk), scale_offsets, 1)));
-      __m512i wq[4];
-      for (int p = 0; p < 4; ++p)
-        wq[p] = _mm512_xor_si512(
+      const __m512 scale = _mm512_castps256_ps512(_mm256_mul_ps(dw, _mm256_loadu_ps(dx + b)));
+      acc_bias = _mm256_fmadd_ps(dw, _mm256_loadu_ps(bias + b), acc_bias);
+      for (int p = 0; p < 4; ++p) {
+        const __m512i wq = _mm512_xor_si512(
             _mm512_inserti64x4(_mm512_castsi256_si512(Load256(blk + 2 * p * kBlockBytes + 2)),
                                Load256(blk + (2 * p + 1) * kBlockBytes + 2), 1),
             unsigned_bias);
-      for (int r = 0; r < R; ++r) {
-        const int64_t at = (r0 + r) * nb + b;
-        const __m512 scale =
-            _mm512_castps256_ps512(_mm256_mul_ps(dw, _mm256_loadu_ps(a.d.data() + at)));
-        acc_bias[r] = _mm256_fmadd_ps(dw, _mm256_loadu_ps(a.bias.data() + at), acc_bias[r]);
-        const int8_t* q = a.q.data() + at * kActBlockSize;
-        for (int p = 0; p < 4; ++p) {
-          const __m512i dot =
-              _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq[p], Load512(q + 64 * p));
-          acc[r] = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(pick[p], scale),
-                                   acc[r]);
-        }
+        const __m512i dot = _mm512_dpbusd_epi32(_mm512_setzero_si512(), wq,
+                                                Load512(q + (b + 2 * p) * kActBlockSize));
+        acc = _mm512_fmadd_ps(_mm512_cvtepi32_ps(dot), _mm512_permutexvar_ps(pick[p], scale), acc);
       }
     }
     // The last nb % 8 blocks one at a time.
-    __m256 tail[R];
-    float tail_bias[R];
-    for (int r = 0; r < R; ++r) {
-      tail[r] = _mm256_setzero_ps();
-      tail_bias[r] = 0.0f;
-    }
+    __m256 tail = _mm256_setzero_ps();
+    float tail_bias = 0.0f;
     for (; b < nb; ++b) {
       const uint8_t* blk = w + b * kBlockBytes;
       const float dw = LoadHalf(blk);
       const __m256i wq = _mm256_xor_si256(Load256(blk + 2), _mm512_castsi512_si256(unsigned_bias));
-      for (int r = 0; r < R; ++r) {
-        const int64_t at = (r0 + r) * nb + b;
-        const __m256i dot = _mm256_dpbusd_epi32(_mm256_setzero_si256(), wq,
-                                                Load256(a.q.data() + at * kActBlockSize));
-        tail[r] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * a.d[at]), tail[r]);
-        tail_bias[r] += dw * a.bias[at];
-      }
+      const __m256i dot =
+          _mm256_dpbusd_epi32(_mm256_setzero_si256(), wq, Load256(q + b * kActBlockSize));
+      tail = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * dx[b]), tail);
+      tail_bias += dw * bias[b];
     }
-    for (int r = 0; r < R; ++r)
-      out[r] =
-          _mm512_reduce_add_ps(acc[r]) + SumLanes(acc_bias[r]) + SumLanes(tail[r]) + tail_bias[r];
+    out[0] = _mm512_reduce_add_ps(acc) + SumLanes(acc_bias) + SumLanes(tail) + tail_bias;
   }
 };
 
@@ -286,16 +273,17 @@ void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
   const int64_t nb = in / kActBlockSize;
   Wide::Pack(x, n_rows, nb, &packed);
   const auto* wb = static_cast<const uint8_t*>(w);
-  float out[kWideTileRows];
+  constexpr int kTileRows = Wide::kTileRows;
+  float out[kTileRows];
   const int64_t ahead = PrefetchDistanceRows(w_row_bytes);
   for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
     const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);
-    for (int64_t r0 = 0; r0 < n_rows; r0 += kWideTileRows) {
-      const int64_t nr = std::min<int64_t>(kWideTileRows, n_rows - r0);
+    for (int64_t r0 = 0; r0 < n_rows; r0 += kTileRows) {
+      const int64_t nr = std::min<int64_t>(kTileRows, n_rows - r0);
       for (int64_t o = ob; o < oe; ++o) {
         // The first tile of a weight block reads it from memory; later tiles find it in L2.
         if (r0 == 0 && o + ahead < o_end) PrefetchRow(wb + (o + ahead) * w_row_bytes, w_row_bytes);
-        WideRowsUpTo<Wide, kWideTileRows>(packed, r0, nr, nb, wb + o * w_row_bytes, out);
+        WideRowsUpTo<Wide, kTileRows>(packed, r0, nr, nb, wb + o * w_row_bytes, out);
         for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
       }
     }
