@@ -270,7 +270,7 @@ void BM_DeltaRule(benchmark::State& state) {
   state.counters["tok/s"] =
       benchmark::Counter(static_cast<double>(T), benchmark::Counter::kIsIterationInvariantRate);
 }
-BENCHMARK(BM_DeltaRule)->ArgsProduct({{0, 2}, {0, 1}, {1, 64}})->UseRealTime();
+BENCHMARK(BM_DeltaRule)->ArgsProduct({{0, 2, 3}, {0, 1}, {1, 64, 512}})->UseRealTime();
 
 }  // namespace
 }  // namespace clover::kernels

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/kernel_table.h"
+
 namespace clover::kernels {
 
 void DeltaRuleRecurrent(const KernelContext& ctx, const DeltaRuleArgs& a) {
@@ -38,70 +40,84 @@ void DeltaRuleRecurrent(const KernelContext& ctx, const DeltaRuleArgs& a) {
   });
 }
 
+namespace {
+
+// Rows of a chunk's forward substitution solved by row axpys before the rest of the chunk takes
+// their contribution in one product.
+constexpr int64_t kSolveBlock = 16;
+
+}  // namespace
+
 // Per chunk with incoming state S and gamma_t = sum_{s<=t} g_s (architecture.md §3.2):
 //   delta = (I + A)^-1 diag(beta) (V - diag(e^gamma) K S),  A_ts = beta_t e^(gamma_t-gamma_s)
 //   k_t.k_s (s < t), solved by forward substitution; O_t = e^gamma_t S^T q_t + sum_{s<=t}
 //   e^(gamma_t-gamma_s) (q_t.k_s) delta_s; S  <- e^gamma_C S + sum_s e^(gamma_C-gamma_s) k_s
 //   delta_s^T.
+// Each term is a matrix product on the table's small GEMM (K S, K K^T, Q S, Q K^T, P delta,
+// K^T delta, and the substitution's block updates): one call per product instead of a dot or
+// an axpy per pair of rows, whose calls cost more than their 128 multiply-adds.
 void DeltaRuleChunked(const KernelContext& ctx, const DeltaRuleArgs& a, int chunk) {
   const KernelTable& kt = ctx.table;
-  const int64_t C = chunk;
+  const int64_t C = chunk, dk = a.dk, dv = a.dv;
   ctx.pool.ParallelFor(a.hv, [&](int64_t h0, int64_t h1) {
     std::vector<double> gamma(C);
-    std::vector<float> delta(C * a.dv);
+    // k_c^T (dk x C); per row pair the decays e^(gamma_t - gamma_s), then -A, then P.
+    std::vector<float> k_t(dk * C), decay(C * C), coef(C * C), delta(C * dv);
     for (int64_t h = h0; h < h1; ++h) {
       const int64_t kh = h % a.hk;
-      float* S = a.state + h * a.dk * a.dv;
+      float* S = a.state + h * dk * dv;
       for (int64_t c0 = 0; c0 < a.n_rows; c0 += C) {
         const int64_t c = std::min(C, a.n_rows - c0);
-        auto q_row = [&](int64_t t) { return a.q + (c0 + t) * a.qk_stride + kh * a.dk; };
-        auto k_row = [&](int64_t t) { return a.k + (c0 + t) * a.qk_stride + kh * a.dk; };
+        const float* q = a.q + c0 * a.qk_stride + kh * dk;
+        const float* k = a.k + c0 * a.qk_stride + kh * dk;
+        for (int64_t t = 0; t < c; ++t)
+          for (int64_t i = 0; i < dk; ++i) k_t[i * C + t] = k[t * a.qk_stride + i];
         double cum = 0.0;
         for (int64_t t = 0; t < c; ++t) {
           cum += a.g[(c0 + t) * a.gate_stride + h];
           gamma[t] = cum;
+          for (int64_t s = 0; s <= t; ++s)
+            decay[t * C + s] = static_cast<float>(std::exp(gamma[t] - gamma[s]));
         }
         // delta_t starts as beta_t (v_t - e^gamma_t S^T k_t).
+        kt.gemm(k, a.qk_stride, S, dv, c, dk, dv, delta.data(), dv, false);
         for (int64_t t = 0; t < c; ++t) {
-          float* d = delta.data() + t * a.dv;
-          std::fill(d, d + a.dv, 0.0f);
-          const float* k = k_row(t);
-          for (int64_t i = 0; i < a.dk; ++i) kt.axpy(k[i], S + i * a.dv, d, a.dv);
+          float* d = delta.data() + t * dv;
           const float eg = static_cast<float>(std::exp(gamma[t]));
           const float beta = a.beta[(c0 + t) * a.gate_stride + h];
-          const float* v = a.v + (c0 + t) * a.v_stride + h * a.dv;
-          for (int64_t j = 0; j < a.dv; ++j) d[j] = beta * (v[j] - eg * d[j]);
+          const float* v = a.v + (c0 + t) * a.v_stride + h * dv;
+          for (int64_t j = 0; j < dv; ++j) d[j] = beta * (v[j] - eg * d[j]);
         }
-        // Forward substitution through the unit lower-triangular (I + A).
-        for (int64_t t = 1; t < c; ++t) {
+        // Forward substitution through the unit lower-triangular (I + A), kSolveBlock rows at a
+        // time: inside a block row by row, then the block's rows into every later row at once.
+        kt.gemm(k, a.qk_stride, k_t.data(), C, c, dk, c, coef.data(), C, false);
+        for (int64_t t = 0; t < c; ++t) {
           const float beta = a.beta[(c0 + t) * a.gate_stride + h];
-          float* dt = delta.data() + t * a.dv;
-          for (int64_t s = 0; s < t; ++s) {
-            const float decay = static_cast<float>(std::exp(gamma[t] - gamma[s]));
-            const float coef = beta * decay * kt.dot(k_row(t), k_row(s), a.dk);
-            kt.axpy(-coef, delta.data() + s * a.dv, dt, a.dv);
-          }
+          for (int64_t s = 0; s < t; ++s) coef[t * C + s] *= -beta * decay[t * C + s];
+        }
+        for (int64_t b0 = 0; b0 < c; b0 += kSolveBlock) {
+          const int64_t b1 = std::min(c, b0 + kSolveBlock);
+          for (int64_t t = b0 + 1; t < b1; ++t)
+            for (int64_t s = b0; s < t; ++s)
+              kt.axpy(coef[t * C + s], delta.data() + s * dv, delta.data() + t * dv, dv);
+          if (b1 < c)
+            kt.gemm(coef.data() + b1 * C + b0, C, delta.data() + b0 * dv, dv, c - b1, b1 - b0, dv,
+                    delta.data() + b1 * dv, dv, true);
         }
         // Outputs read the incoming state, so they come before the state update.
-        for (int64_t t = 0; t < c; ++t) {
-          float* o = a.out + (c0 + t) * a.out_stride + h * a.dv;
-          std::fill(o, o + a.dv, 0.0f);
-          const float* q = q_row(t);
-          for (int64_t i = 0; i < a.dk; ++i) kt.axpy(q[i], S + i * a.dv, o, a.dv);
-          kt.scale(static_cast<float>(std::exp(gamma[t])), o, a.dv);
-          for (int64_t s = 0; s <= t; ++s) {
-            const float decay = static_cast<float>(std::exp(gamma[t] - gamma[s]));
-            kt.axpy(decay * kt.dot(q, k_row(s), a.dk), delta.data() + s * a.dv, o, a.dv);
-          }
-        }
-        const double g_last = gamma[c - 1];
-        kt.scale(static_cast<float>(std::exp(g_last)), S, a.dk * a.dv);
-        for (int64_t s = 0; s < c; ++s) {
-          const float decay = static_cast<float>(std::exp(g_last - gamma[s]));
-          const float* k = k_row(s);
-          const float* d = delta.data() + s * a.dv;
-          for (int64_t i = 0; i < a.dk; ++i) kt.axpy(decay * k[i], d, S + i * a.dv, a.dv);
-        }
+        float* out = a.out + c0 * a.out_stride + h * dv;
+        kt.gemm(q, a.qk_stride, S, dv, c, dk, dv, out, a.out_stride, false);
+        for (int64_t t = 0; t < c; ++t)
+          kt.scale(static_cast<float>(std::exp(gamma[t])), out + t * a.out_stride, dv);
+        float* p = coef.data();  // -A is spent
+        kt.gemm(q, a.qk_stride, k_t.data(), C, c, dk, c, p, C, false);
+        for (int64_t t = 0; t < c; ++t)
+          for (int64_t s = 0; s < c; ++s) p[t * C + s] = s <= t ? p[t * C + s] * decay[t * C + s] : 0.0f;
+        kt.gemm(p, C, delta.data(), dv, c, c, dv, out, a.out_stride, true);
+        // S <- e^gamma_C S + K^T (w delta) with w_s = e^(gamma_C - gamma_s).
+        for (int64_t s = 0; s < c; ++s) kt.scale(decay[(c - 1) * C + s], delta.data() + s * dv, dv);
+        kt.scale(static_cast<float>(std::exp(gamma[c - 1])), S, dk * dv);
+        kt.gemm(k_t.data(), C, delta.data(), dv, dk, c, dv, S, dv, true);
       }
     }
   });

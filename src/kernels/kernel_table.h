@@ -41,6 +41,12 @@ using DotFn = float (*)(const float* a, const float* b, int64_t n);
 using AxpyFn = void (*)(float alpha, const float* x, float* y, int64_t n);
 // Does y[i] *= alpha.
 using ScaleFn = void (*)(float alpha, float* y, int64_t n);
+// Computes c[r * c_stride + j] = sum_i a[r * a_stride + i] * b[i * b_stride + j] for r < n,
+// j < m, i < k (adds to c instead when `accumulate`): a small f32 product of two row-major
+// operands, the second one not transposed, as the delta rule's chunks need (kernels/delta_rule.cc).
+using GemmFn = void (*)(const float* a, int64_t a_stride, const float* b, int64_t b_stride,
+                        int64_t n, int64_t k, int64_t m, float* c, int64_t c_stride,
+                        bool accumulate);
 
 struct KernelTable {
   Isa isa = Isa::kRef;
@@ -55,6 +61,7 @@ struct KernelTable {
   DotFn dot = nullptr;
   AxpyFn axpy = nullptr;
   ScaleFn scale = nullptr;
+  GemmFn gemm = nullptr;
 };
 
 // Returns the table of `isa` (reference kernels fill whatever an ISA lacks). `isa` must be

@@ -5,6 +5,7 @@
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/kernel_table.h"
 #include "kernels/quantize.h"
+#include "kernels/ref/gemm.h"
 #include "kernels/ref/matmul.h"
 #include "kernels/ref/vector_ops.h"
 
@@ -24,6 +25,7 @@ KernelTable MakeRefTable() {
   t.dot = ref::Dot;
   t.axpy = ref::Axpy;
   t.scale = ref::Scale;
+  t.gemm = ref::Gemm;
   return t;
 }
 
@@ -40,6 +42,7 @@ KernelTable MakeAvx2Table() {
   t.dot = avx2::Dot;
   t.axpy = avx2::Axpy;
   t.scale = avx2::Scale;
+  t.gemm = avx2::Gemm;
   return t;
 }
 
@@ -59,6 +62,7 @@ KernelTable MakeAvx512Table() {
   t.dot = avx512::Dot;
   t.axpy = avx512::Axpy;
   t.scale = avx512::Scale;
+  t.gemm = avx512::Gemm;
   return t;
 }
 
