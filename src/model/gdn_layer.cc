@@ -44,9 +44,9 @@ void GdnScanRows(const ForwardContext& fc, const GdnWeights& w, int64_t rows, co
   const int64_t conv_dim = cfg.conv_dim();
   const int64_t key_dim = cfg.key_dim();
   const float q_scale = 1.0f / std::sqrt(static_cast<float>(cfg.dk));
-  kernels::ref::CausalConvSilu(mixed, mixed_stride, rows, conv_dim, cfg.conv_kernel, w.conv.f32(),
-                               conv_state, qkv, conv_dim);
   fc.ForRows(rows, [&](int64_t t0, int64_t t1) {
+    kernels::ref::CausalConvSiluRows(mixed, mixed_stride, t0, t1, conv_dim, cfg.conv_kernel,
+                                     w.conv.f32(), conv_state, qkv, conv_dim);
     for (int64_t t = t0; t < t1; ++t) {
       float* row = qkv + t * conv_dim;
       for (int h = 0; h < cfg.hk; ++h) {
@@ -55,6 +55,8 @@ void GdnScanRows(const ForwardContext& fc, const GdnWeights& w, int64_t rows, co
       }
     }
   });
+  kernels::ref::CausalConvShiftState(mixed, mixed_stride, rows, conv_dim, cfg.conv_kernel,
+                                     conv_state);
   const kernels::DeltaRuleArgs args =
       GdnDeltaRuleArgs(cfg, rows, qkv, g, beta, gate_stride, recurrent, core);
   const bool chunked =

@@ -11,4 +11,12 @@ namespace clover::kernels::ref {
 void CausalConvSilu(const float* m, int64_t m_stride, int64_t n_rows, int64_t channels, int K,
                     const float* w, float* state, float* out, int64_t out_stride);
 
+// CausalConvSilu in two steps, so that the rows can be split over threads: output rows
+// [t_begin, t_end) with `state` read only, then the state update once all rows are done.
+void CausalConvSiluRows(const float* m, int64_t m_stride, int64_t t_begin, int64_t t_end,
+                        int64_t channels, int K, const float* w, const float* state, float* out,
+                        int64_t out_stride);
+void CausalConvShiftState(const float* m, int64_t m_stride, int64_t n_rows, int64_t channels,
+                          int K, float* state);
+
 }  // namespace clover::kernels::ref
