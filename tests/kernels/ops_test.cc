@@ -138,5 +138,30 @@ TEST(OpsTest, CausalConvWithStateMatchesDirect) {
   }
 }
 
+// The two-step form the GDN layer runs over the pool: any split of the output rows (each range
+// reading the untouched state) gives the one-call result bit for bit, and the state update
+// afterwards the same state.
+TEST(OpsTest, CausalConvRowRangesEqualOneCall) {
+  const int K = 4;
+  const int64_t channels = 37, T = 11;
+  const std::vector<float> m = RandomVector(T * channels, 5);
+  const std::vector<float> w = RandomVector(channels * K, 6);
+  const std::vector<float> state0 = RandomVector((K - 1) * channels, 7);
+  std::vector<float> state_whole = state0, out_whole(T * channels);
+  ref::CausalConvSilu(m.data(), channels, T, channels, K, w.data(), state_whole.data(),
+                      out_whole.data(), channels);
+  for (int64_t split : {0, 1, 3, 10, 11}) {
+    std::vector<float> state = state0, out(T * channels);
+    ref::CausalConvSiluRows(m.data(), channels, split, T, channels, K, w.data(), state.data(),
+                            out.data(), channels);
+    ref::CausalConvSiluRows(m.data(), channels, 0, split, channels, K, w.data(), state.data(),
+                            out.data(), channels);
+    ASSERT_EQ(state, state0) << split;
+    ref::CausalConvShiftState(m.data(), channels, T, channels, K, state.data());
+    EXPECT_EQ(out, out_whole) << split;
+    EXPECT_EQ(state, state_whole) << split;
+  }
+}
+
 }  // namespace
 }  // namespace clover::kernels
