@@ -115,7 +115,7 @@ void BM_QuantGemm(benchmark::State& state) {
 // 4 and 8 rows bracket MatMul's threshold.
 void QuantGemmArgs(benchmark::internal::Benchmark* b) {
   for (int dtype : {3, 4, 5})
-    for (int rows : {4, 8, 16, 24, 32, 64, 512})
+    for (int rows : {2, 3, 4, 8, 16, 24, 32, 64, 512})
       for (auto [out, in] : {std::pair{4096, 1024}, std::pair{512, 2048}, std::pair{2048, 512},
                              std::pair{16384, 2048}})
         for (int threads : {1, 2})
