@@ -85,6 +85,8 @@ def main():
                     help="fraction of steps drawn from the long-prompt (tool) bucket")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=INT",
                     help="override an integer field of model.DEMO_CONFIG (new models only)")
+    ap.add_argument("--partial-rotary", type=float, default=None, metavar="F",
+                    help="rope_parameters.partial_rotary_factor of a new model (DEMO_CONFIG: 0.25)")
     ap.add_argument("--lr", type=float, default=3e-3)
     ap.add_argument("--train-tasks", type=int, default=150000)
     ap.add_argument("--families", default="default",
@@ -121,6 +123,11 @@ def main():
         if not isinstance(cfg.get(k), int):
             sys.exit(f"--set {kv}: {k} is not an integer field of DEMO_CONFIG")
         cfg[k] = int(v)
+    if args.partial_rotary is not None:
+        rope = cfg["rope_parameters"]
+        rope["partial_rotary_factor"] = args.partial_rotary
+        pairs = int(cfg["head_dim"] * args.partial_rotary) // 2  # mrope_section: Qwen's 3-way split of the pairs
+        rope["mrope_section"] = [-(-pairs // 3), -(-pairs // 3), pairs - 2 * -(-pairs // 3)]
     lengths = [len(p) + len(c) + max(BLOCK_SIZES) for p, c in examples]  # block padding included
     long_rows = [i for i, (p, _) in enumerate(examples) if len(p) > LONG_PROMPT]
     short_rows = [i for i, (p, _) in enumerate(examples) if len(p) <= LONG_PROMPT]
