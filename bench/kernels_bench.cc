@@ -94,16 +94,19 @@ BENCHMARK(BM_MatMul)->Apply(MatMulArgs)->UseRealTime();
 
 // The quantized product with and without the many-row kernels (quant_gemm), in one run.
 // Args: dtype (index into kBenchDTypes), kernel (0: the avx512 one-row quant_matmul only, 1: the
-// avx512 table as MatMul picks, 2: the amx table as MatMul picks), rows, out, in, threads.
+// avx512 table as MatMul picks, 2: the amx table as MatMul picks, 3 and 4: as 0 and 1 for avx2),
+// rows, out, in, threads.
 void BM_QuantGemm(benchmark::State& state) {
-  const Isa isa = state.range(1) == 2 ? Isa::kAmx : Isa::kAvx512;
+  static constexpr Isa kKernelIsa[] = {Isa::kAvx512, Isa::kAvx512, Isa::kAmx, Isa::kAvx2,
+                                       Isa::kAvx2};
+  const Isa isa = kKernelIsa[state.range(1)];
   if (!IsaSupported(isa, DetectCpuFeatures())) {
     state.SkipWithError("ISA not supported");
     return;
   }
   const BenchWeight w = MakeWeight(kBenchDTypes[state.range(0)], state.range(3), state.range(4));
   KernelTable table = GetKernelTable(isa);
-  if (state.range(1) == 0)
+  if (state.range(1) == 0 || state.range(1) == 3)
     for (QuantMatMulFn& fn : table.quant_gemm) fn = nullptr;
   ThreadPool pool(static_cast<int>(state.range(5)));
   KernelContext ctx{pool, table};
@@ -119,7 +122,7 @@ void QuantGemmArgs(benchmark::internal::Benchmark* b) {
       for (auto [out, in] : {std::pair{4096, 1024}, std::pair{512, 2048}, std::pair{2048, 512},
                              std::pair{16384, 2048}})
         for (int threads : {1, 2})
-          for (int kernel : {0, 1, 2}) b->Args({dtype, kernel, rows, out, in, threads});
+          for (int kernel : {0, 1, 2, 3, 4}) b->Args({dtype, kernel, rows, out, in, threads});
 }
 BENCHMARK(BM_QuantGemm)->Apply(QuantGemmArgs)->UseRealTime();
 

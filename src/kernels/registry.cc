@@ -38,6 +38,8 @@ KernelTable MakeAvx2Table() {
   t.quant_matmul[static_cast<int>(WeightType::kQ8_0)] = avx2::QuantMatMulQ8_0;
   t.quant_matmul[static_cast<int>(WeightType::kQ4_K)] = avx2::QuantMatMulQ4_K;
   t.quant_matmul[static_cast<int>(WeightType::kQ6_K)] = avx2::QuantMatMulQ6_K;
+  t.quant_gemm[static_cast<int>(WeightType::kQ4_K)] = avx2::QuantGemmQ4_K;
+  t.quant_gemm[static_cast<int>(WeightType::kQ6_K)] = avx2::QuantGemmQ6_K;
   t.quantize_activations = avx2::QuantizeActivations;
   t.dot = avx2::Dot;
   t.axpy = avx2::Axpy;

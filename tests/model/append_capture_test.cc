@@ -2,6 +2,9 @@
 // only those k rows would have (the rollback of a speculative verify, clover-decoding.md §9.2).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "model/forward_test_util.h"
 #include "model/random_weights.h"
 
@@ -17,6 +20,10 @@ using testing::MaxRelDiff;
 // one chunked or recurrent scan: equal up to f32 summation order (~1e-6 relative); a wrong row
 // count or conv window moves logits by O(1).
 constexpr double kTolerance = 2e-5;
+// The conv rows are projections of different row counts (a 7-row matmul vs 1-row ones): the
+// AVX2 kernels sum them in another order, 10 ulps apart at |x| ~ 1 (AVX-512 happened to agree
+// to 1e-6 absolute).
+constexpr float kStateTolerance = 4e-6f;
 
 class AppendCaptureTest : public ::testing::Test {
  protected:
@@ -51,10 +58,14 @@ TEST_F(AppendCaptureTest, TruncatedStateEqualsAppendingTheKeptRowsOnly) {
       if (config_.layer_kinds[il] != LayerKind::kGatedDeltaNet) continue;
       const int64_t conv_n = int64_t{config_.conv_kernel - 1} * config_.conv_dim();
       for (int64_t i = 0; i < conv_n; ++i)
-        ASSERT_NEAR(cut.conv_state(il)[i], ref.conv_state(il)[i], 1e-6) << "layer " << il;
+        ASSERT_NEAR(cut.conv_state(il)[i], ref.conv_state(il)[i],
+                    kStateTolerance * std::max(1.0f, std::abs(ref.conv_state(il)[i])))
+            << "layer " << il;
       const int64_t rec_n = int64_t{config_.hv} * config_.dk * config_.dv;
       for (int64_t i = 0; i < rec_n; ++i)
-        ASSERT_NEAR(cut.recurrent_state(il)[i], ref.recurrent_state(il)[i], 1e-5) << "layer " << il;
+        ASSERT_NEAR(cut.recurrent_state(il)[i], ref.recurrent_state(il)[i],
+                    10 * kStateTolerance * std::max(1.0f, std::abs(ref.recurrent_state(il)[i])))
+            << "layer " << il;
     }
     // What comes after sees the kept rows only, in attention layers too.
     EXPECT_LT(MaxRelDiff(engine_.Append(cut, next), engine_.Append(ref, next)), kTolerance);

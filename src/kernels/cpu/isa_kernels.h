@@ -8,12 +8,14 @@
 
 namespace clover::kernels::avx2 {
 #include "kernels/cpu/isa_kernels-inl.h"
+// The many-row K-format products (quant_gemm_avx2.cc); Q8_0 keeps QuantMatMulQ8_0 for every row
+// count.
+std::remove_pointer_t<QuantMatMulFn> QuantGemmQ4_K, QuantGemmQ6_K;
 }  // namespace clover::kernels::avx2
 
 namespace clover::kernels::avx512 {
 #include "kernels/cpu/isa_kernels-inl.h"
-// The many-row quantized products (quant_gemm_avx512.cc): AVX-512 only, the AVX2 table keeps
-// QuantMatMul* for every row count.
+// The many-row quantized products (quant_gemm_avx512.cc).
 std::remove_pointer_t<QuantMatMulFn> QuantGemmQ8_0, QuantGemmQ4_K, QuantGemmQ6_K;
 }  // namespace clover::kernels::avx512
 

@@ -25,13 +25,15 @@ inline float SumLanes(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
-// Each format: `Rows<R>(x, nb, w, out)` dots one weight row `w` with the R activation rows at
-// x, x + nb, ... (nb = blocks per row) into out[0..R).
+// Each format: `Rows<R>(x, half_sums, nb, w, out)` dots one weight row `w` with the R activation
+// rows at x, x + nb, ... (nb = blocks per row) into out[0..R); half_sums holds each row's
+// ActBlock::sum pairs back to back (2 * nb int16 a row).
 struct FormatQ8_0 {
   static constexpr int64_t kBlockBytes = 34;
 
   template <int R>
-  static void Rows(const ActBlock* x, int64_t nb, const uint8_t* w, float* out) {
+  static void Rows(const ActBlock* x, const int16_t* /*half_sums*/, int64_t nb, const uint8_t* w,
+                   float* out) {
     if constexpr (R == 1) {
       out[0] = OneRow(x, nb, w);
       return;
@@ -80,57 +82,73 @@ struct FormatQ8_0 {
 
 // The K formats: MatMul gives the 8 activation blocks of a super-block one shared scale
 // (QuantizeActivations with scale_block 256), so the sub-blocks' integer dots, times their
-// integer scales, add up in int32 and meet the float scales once per 256 weights.
-// Bounds: Q4_K |dot lane| <= 4 * 15 * 127, x 63, x 8 sub-blocks < 2^22; Q6_K 4 * 63 * 127, x 127,
-// x 8 groups < 2^25.
+// integer scales, add up in int32 and meet the float scales once per 256 weights. The products
+// are `vpmaddubsw` (u8 levels x s8 activations, pairs to int16) then `vpmaddwd` by the sub-block
+// scale (int16 pairs to int32): no int32 multiply. The Q4_K mins and the Q6_K -32 offsets are
+// one `vpmaddwd` of the 16 scales (or mins, doubled) against the row's 16 half sums, which the
+// driver packs once per call (`half_sums`, 2 per block), instead of scalar code per weight row.
+// Bounds: Q4_K |pair| <= 2 * 15 * 127, x 63 x 2, x 8 sub-blocks < 2^23; Q6_K 2 * 63 * 127, x 127
+// x 2, x 8 groups < 2^26; the offset 127 * 16 * 127 x 16 < 2^22, x 32 < 2^27.
+
+// Byte indices (2j, 2j + 1) in every int16 lane: `vpshufb` of 8 int16 values in each 128-bit
+// lane then broadcasts value j (lane 0) and value j_hi (lane 1).
+inline __m256i PickInt16(int j, int j_hi) {
+  return _mm256_setr_m128i(_mm_set1_epi16(static_cast<int16_t>(2 * j | (2 * j + 1) << 8)),
+                           _mm_set1_epi16(static_cast<int16_t>(2 * j_hi | (2 * j_hi + 1) << 8)));
+}
 
 struct FormatQ4_K {
   static constexpr int64_t kBlockBytes = 144;
 
   template <int R>
-  static void Rows(const ActBlock* x, int64_t nb, const uint8_t* w, float* out) {
-    __m256 acc[R];
-    float mins[R];
-    for (int r = 0; r < R; ++r) {
-      acc[r] = _mm256_setzero_ps();
-      mins[r] = 0.0f;
-    }
+  static void Rows(const ActBlock* x, const int16_t* half_sums, int64_t nb, const uint8_t* w,
+                   float* out) {
+    __m256 acc[R], min_acc[R];
+    for (int r = 0; r < R; ++r) acc[r] = min_acc[r] = _mm256_setzero_ps();
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     for (int64_t sb = 0; sb < nb / 8; ++sb) {
       const uint8_t* blk = w + sb * kBlockBytes;
       const float d = LoadHalf(blk);
       const float dmin = LoadHalf(blk + 2);
-      const uint8_t* s = blk + 4;
-      int sc[8], mn[8];
-      for (int j = 0; j < 4; ++j) {
-        sc[j] = s[j] & 63;
-        mn[j] = s[j + 4] & 63;
-        sc[j + 4] = (s[j + 8] & 0x0F) | ((s[j] >> 6) << 4);
-        mn[j + 4] = (s[j + 8] >> 4) | ((s[j + 4] >> 6) << 4);
-      }
-      __m256i lo[4], hi[4];
+      // The 6-bit scales and mins of the 8 sub-blocks (ref/dequantize.cc's 12-byte layout),
+      // four at a time in 32-bit words: sub-blocks 4-7 keep their top 2 bits in bytes 0-7.
+      uint32_t u[3];
+      std::memcpy(u, blk + 4, 12);
+      const uint32_t sc_lo = u[0] & 0x3F3F3F3Fu;
+      const uint32_t mn_lo = u[1] & 0x3F3F3F3Fu;
+      const uint32_t sc_hi = (u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4);
+      const uint32_t mn_hi = ((u[2] >> 4) & 0x0F0F0F0Fu) | (((u[1] >> 6) & 0x03030303u) << 4);
+      const __m128i sc16 = _mm_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(sc_lo),
+                                                            static_cast<int>(sc_hi), 0, 0));
+      const __m128i mn16 = _mm_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(mn_lo),
+                                                            static_cast<int>(mn_hi), 0, 0));
+      // (mn_j, mn_j) against block j's half sums (sum[0], sum[1]).
+      const __m256i mn_pairs =
+          _mm256_setr_m128i(_mm_unpacklo_epi16(mn16, mn16), _mm_unpackhi_epi16(mn16, mn16));
+      const __m256i sc_both = _mm256_broadcastsi128_si256(sc16);
+      __m256i lv[8], scale[8];
       for (int c = 0; c < 4; ++c) {
         const __m256i raw = Load256(blk + 16 + 32 * c);
-        lo[c] = _mm256_and_si256(raw, low4);
-        hi[c] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
+        lv[2 * c] = _mm256_and_si256(raw, low4);
+        lv[2 * c + 1] = _mm256_and_si256(_mm256_srli_epi16(raw, 4), low4);
       }
+      for (int j = 0; j < 8; ++j) scale[j] = _mm256_shuffle_epi8(sc_both, PickInt16(j, j));
       for (int r = 0; r < R; ++r) {
         const ActBlock* a = x + r * nb + 8 * sb;
-        __m256i isum = _mm256_setzero_si256();
-        int min_sum = 0;
-        for (int c = 0; c < 4; ++c) {
-          isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(DotU8S8(lo[c], Load256(a[2 * c].q)),
-                                                           _mm256_set1_epi32(sc[2 * c])));
-          isum = _mm256_add_epi32(isum, _mm256_mullo_epi32(DotU8S8(hi[c], Load256(a[2 * c + 1].q)),
-                                                           _mm256_set1_epi32(sc[2 * c + 1])));
-          min_sum += mn[2 * c] * (a[2 * c].sum[0] + a[2 * c].sum[1]) +
-                     mn[2 * c + 1] * (a[2 * c + 1].sum[0] + a[2 * c + 1].sum[1]);
-        }
-        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(isum), acc[r]);
-        mins[r] += dmin * a->d * static_cast<float>(min_sum);
+        __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int j = 0; j < 8; ++j)
+          isum[j % 2] = _mm256_add_epi32(
+              isum[j % 2],
+              _mm256_madd_epi16(_mm256_maddubs_epi16(lv[j], Load256(a[j].q)), scale[j]));
+        const float dx = a->d;
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx),
+                                 _mm256_cvtepi32_ps(_mm256_add_epi32(isum[0], isum[1])), acc[r]);
+        const __m256i mins = _mm256_madd_epi16(
+            mn_pairs, Load256(half_sums + (r * nb + 8 * sb) * 2));
+        min_acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * dx), _mm256_cvtepi32_ps(mins), min_acc[r]);
       }
     }
-    for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]) - mins[r];
+    for (int r = 0; r < R; ++r) out[r] = SumLanes(_mm256_sub_ps(acc[r], min_acc[r]));
   }
 };
 
@@ -138,18 +156,14 @@ struct FormatQ6_K {
   static constexpr int64_t kBlockBytes = 210;
 
   template <int R>
-  static void Rows(const ActBlock* x, int64_t nb, const uint8_t* w, float* out) {
+  static void Rows(const ActBlock* x, const int16_t* half_sums, int64_t nb, const uint8_t* w,
+                   float* out) {
     __m256 acc[R];
-    float offsets[R];
-    for (int r = 0; r < R; ++r) {
-      acc[r] = _mm256_setzero_ps();
-      offsets[r] = 0.0f;
-    }
+    for (int r = 0; r < R; ++r) acc[r] = _mm256_setzero_ps();
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i low2 = _mm256_set1_epi8(0x03);
     for (int64_t sb = 0; sb < nb / 8; ++sb) {
       const uint8_t* blk = w + sb * kBlockBytes;
-      const int8_t* sc = reinterpret_cast<const int8_t*>(blk + 192);
       const float d = LoadHalf(blk + 208);
       // The eight 32-element groups: 4 low bits from ql, 2 high bits from qh.
       __m256i v[8];
@@ -169,26 +183,31 @@ struct FormatQ6_K {
             _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(ql1, 4), low4),
                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(qh, 6), low2), 4));
       }
-      // Group g holds elements 32g..32g+31: lanes 0-3 scale sc[2g], lanes 4-7 sc[2g + 1].
-      __m256i scales[8];
+      // The 16 int8 scales as int16: all of them (for the offsets), and per group g the pair
+      // sc[2g] (its first 16 elements, int16 lanes 0-7) / sc[2g + 1] (lanes 8-15).
+      const __m128i sc_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 192));
+      const __m256i sc_all = _mm256_cvtepi8_epi16(sc_bytes);
+      const __m256i sc_lo8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc_bytes));
+      const __m256i sc_hi8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc_bytes, 8)));
+      __m256i scale[8];
       for (int g = 0; g < 8; ++g)
-        scales[g] = _mm256_setr_epi32(sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g], sc[2 * g + 1],
-                                      sc[2 * g + 1], sc[2 * g + 1], sc[2 * g + 1]);
+        scale[g] = _mm256_shuffle_epi8(g < 4 ? sc_lo8 : sc_hi8, PickInt16(2 * (g % 4), 2 * (g % 4) + 1));
       for (int r = 0; r < R; ++r) {
         const ActBlock* a = x + r * nb + 8 * sb;
-        __m256i isum = _mm256_setzero_si256();
-        int offset = 0;
-        for (int g = 0; g < 8; ++g) {
-          isum =
-              _mm256_add_epi32(isum, _mm256_mullo_epi32(DotU8S8(v[g], Load256(a[g].q)), scales[g]));
-          offset += sc[2 * g] * a[g].sum[0] + sc[2 * g + 1] * a[g].sum[1];
-        }
-        const float da = d * a->d;
-        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(da), _mm256_cvtepi32_ps(isum), acc[r]);
-        offsets[r] += da * 32.0f * static_cast<float>(offset);
+        __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
+        for (int g = 0; g < 8; ++g)
+          isum[g % 2] = _mm256_add_epi32(
+              isum[g % 2],
+              _mm256_madd_epi16(_mm256_maddubs_epi16(v[g], Load256(a[g].q)), scale[g]));
+        // The levels are stored + 32: subtract 32 * sum(scale x activation half sums).
+        const __m256i offset =
+            _mm256_madd_epi16(sc_all, Load256(half_sums + (r * nb + 8 * sb) * 2));
+        const __m256i total =
+            _mm256_sub_epi32(_mm256_add_epi32(isum[0], isum[1]), _mm256_slli_epi32(offset, 5));
+        acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * a->d), _mm256_cvtepi32_ps(total), acc[r]);
       }
     }
-    for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]) - offsets[r];
+    for (int r = 0; r < R; ++r) out[r] = SumLanes(acc[r]);
   }
 };
 
@@ -198,14 +217,15 @@ constexpr int kQuantTileRows = 4;
 constexpr int64_t kQuantWeightBlock = 64;
 
 template <typename Format, int R>
-inline void RowsUpTo(const ActBlock* x, int64_t n_rows, int64_t nb, const uint8_t* w, float* out) {
+inline void RowsUpTo(const ActBlock* x, const int16_t* half_sums, int64_t n_rows, int64_t nb,
+                     const uint8_t* w, float* out) {
   if constexpr (R > 1) {
     if (n_rows < R) {
-      RowsUpTo<Format, R - 1>(x, n_rows, nb, w, out);
+      RowsUpTo<Format, R - 1>(x, half_sums, n_rows, nb, w, out);
       return;
     }
   }
-  Format::template Rows<R>(x, nb, w, out);
+  Format::template Rows<R>(x, half_sums, nb, w, out);
 }
 
 // How far ahead of the row being multiplied the weights are requested: at least this many rows
@@ -235,6 +255,12 @@ void QuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row
   const int64_t nb = in / kActBlockSize;
   float out[kQuantTileRows];
   const int64_t ahead = PrefetchDistanceRows(w_row_bytes);
+  thread_local std::vector<int16_t> half_sums;
+  half_sums.resize(static_cast<size_t>(2 * n_rows * nb));
+  for (int64_t b = 0; b < n_rows * nb; ++b) {
+    half_sums[2 * b] = x[b].sum[0];
+    half_sums[2 * b + 1] = x[b].sum[1];
+  }
   for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
     const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);
     for (int64_t r0 = 0; r0 < n_rows; r0 += kQuantTileRows) {
@@ -242,7 +268,8 @@ void QuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row
       for (int64_t o = ob; o < oe; ++o) {
         // The first tile of a weight block reads it from memory; later tiles find it in L2.
         if (r0 == 0 && o + ahead < o_end) PrefetchRow(wb + (o + ahead) * w_row_bytes, w_row_bytes);
-        RowsUpTo<Format, kQuantTileRows>(x + r0 * nb, nr, nb, wb + o * w_row_bytes, out);
+        RowsUpTo<Format, kQuantTileRows>(x + r0 * nb, half_sums.data() + 2 * r0 * nb, nr, nb,
+                                         wb + o * w_row_bytes, out);
         for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
       }
     }

@@ -1,9 +1,11 @@
 // AVX2 quantized matmul: u8 x s8 products by maddubs (pairs to int16, cannot saturate here:
-// |u| <= 128 and |s| <= 127) then madd against ones (int16 pairs to int32).
+// |u| <= 128 and |s| <= 127) then madd against ones or the K formats' scales (int16 pairs to
+// int32).
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/cpu/isa_kernels.h"
 #include "kernels/quantize.h"
