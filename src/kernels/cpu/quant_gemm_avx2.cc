@@ -8,9 +8,10 @@
 // 16 int16 pair sums. The pair sums of a whole sub-block add up in int16 (Q4_K: 8 steps x
 // 2 x 15 x 127 = 30480; Q6_K: 2 steps x 2 x 63 x 127 = 32004, both below 2^15, the activations
 // being in [-127, 127]), and only then does `vpmaddwd` multiply them by the sub-block scale into
-// int32. The one-row kernel (quant_matmul-inl.h) instead pays a `vpmaddwd` by one and a `vpmulld`
-// per 32 levels and per activation row; Zen 3 issues all three on its two multiply pipes, so
-// that is what bounds it (30 GFLOP/s a core at 64 rows, against ~100 here: docs/benchmarks.md).
+// int32. The one-row kernel (quant_matmul-inl.h) pays a `vpmaddwd` after every `vpmaddubsw`, per
+// 32 levels and per activation row, and Zen 3 issues both on its two multiply pipes; it is also
+// where the levels are unpacked again for every 4 activation rows (39-45 GFLOP/s a core at 64 rows,
+// against ~100 here: docs/benchmarks.md).
 #include <immintrin.h>
 
 #include <algorithm>
@@ -165,9 +166,9 @@ struct FormatQ4_K {
         __m256i mins = _mm256_setzero_si256();
         for (int j = 0; j < 8; ++j)
           mins = _mm256_add_epi32(
-              mins, _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(
-                                          t.min_pairs[j] + 8 * h)),
-                                      Broadcast4(ar[j].sum)));
+              mins, _mm256_madd_epi16(
+                        _mm256_load_si256(reinterpret_cast<const __m256i*>(t.min_pairs[j] + 8 * h)),
+                        Broadcast4(ar[j].sum)));
         const __m256 d = _mm256_mul_ps(_mm256_load_ps(t.d + 8 * h), dx);
         const __m256 dmin = _mm256_mul_ps(_mm256_load_ps(t.dmin + 8 * h), dx);
         acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(total[r][h]), d, acc[r][h]);
@@ -251,10 +252,10 @@ struct FormatQ6_K {
         for (int r = 0; r < R; ++r) {
           const int8_t* q = a[r * nb + s / 2].q + 16 * (s % 2) + 8 * half;
           const __m256i x0 = Broadcast4(q), x1 = Broadcast4(q + 4);
-          const __m256i p0 = _mm256_add_epi16(_mm256_maddubs_epi16(w00, x0),
-                                              _mm256_maddubs_epi16(w10, x1));
-          const __m256i p1 = _mm256_add_epi16(_mm256_maddubs_epi16(w01, x0),
-                                              _mm256_maddubs_epi16(w11, x1));
+          const __m256i p0 =
+              _mm256_add_epi16(_mm256_maddubs_epi16(w00, x0), _mm256_maddubs_epi16(w10, x1));
+          const __m256i p1 =
+              _mm256_add_epi16(_mm256_maddubs_epi16(w01, x0), _mm256_maddubs_epi16(w11, x1));
           total[r][0] = _mm256_add_epi32(total[r][0], _mm256_madd_epi16(p0, sc0));
           total[r][1] = _mm256_add_epi32(total[r][1], _mm256_madd_epi16(p1, sc1));
         }
@@ -267,9 +268,10 @@ struct FormatQ6_K {
         __m256i offset = _mm256_setzero_si256();
         for (int g = 0; g < 8; ++g)
           offset = _mm256_add_epi32(
-              offset, _mm256_madd_epi16(_mm256_load_si256(reinterpret_cast<const __m256i*>(
-                                            t.offset_pairs[g] + 8 * h)),
-                                        Broadcast4(ar[g].sum)));
+              offset,
+              _mm256_madd_epi16(
+                  _mm256_load_si256(reinterpret_cast<const __m256i*>(t.offset_pairs[g] + 8 * h)),
+                  Broadcast4(ar[g].sum)));
         const __m256 scale = _mm256_mul_ps(_mm256_load_ps(t.d + 8 * h), dx);
         acc[r][h] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_add_epi32(total[r][h], offset)),
                                     scale, acc[r][h]);
@@ -325,7 +327,8 @@ void QuantGemm(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row_b
       int64_t r = 0;
       for (; r + kGroupRows <= n_rows; r += kGroupRows)
         RowGroup<Format, kGroupRows>(tile, xu + r * nb, nb, sums.data() + r * kTileRows);
-      for (; r < n_rows; ++r) RowGroup<Format, 1>(tile, xu + r * nb, nb, sums.data() + r * kTileRows);
+      for (; r < n_rows; ++r)
+        RowGroup<Format, 1>(tile, xu + r * nb, nb, sums.data() + r * kTileRows);
     }
     for (int64_t r = 0; r < n_rows; ++r)
       std::copy(sums.data() + r * kTileRows, sums.data() + r * kTileRows + valid,

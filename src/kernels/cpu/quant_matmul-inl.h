@@ -25,11 +25,22 @@ inline float SumLanes(__m256 v) {
   return _mm_cvtss_f32(_mm_add_ss(s2, _mm_shuffle_ps(s2, s2, 1)));
 }
 
+// Copies the ActBlock::sum pairs of `blocks` consecutive blocks back to back into `out` (2 int16
+// per block), so that one 256-bit load holds a super-block's 16 half sums.
+inline void PackHalfSums(const ActBlock* x, int64_t blocks, int16_t* out) {
+  for (int64_t b = 0; b < blocks; ++b) {
+    out[2 * b] = x[b].sum[0];
+    out[2 * b + 1] = x[b].sum[1];
+  }
+}
+
 // Each format: `Rows<R>(x, half_sums, nb, w, out)` dots one weight row `w` with the R activation
 // rows at x, x + nb, ... (nb = blocks per row) into out[0..R); half_sums holds each row's
-// ActBlock::sum pairs back to back (2 * nb int16 a row).
+// ActBlock::sum pairs back to back (2 * nb int16 a row, PackHalfSums), packed by the driver only
+// for formats with `kReadsHalfSums`.
 struct FormatQ8_0 {
   static constexpr int64_t kBlockBytes = 34;
+  static constexpr bool kReadsHalfSums = false;
 
   template <int R>
   static void Rows(const ActBlock* x, const int16_t* /*half_sums*/, int64_t nb, const uint8_t* w,
@@ -99,6 +110,7 @@ inline __m256i PickInt16(int j, int j_hi) {
 
 struct FormatQ4_K {
   static constexpr int64_t kBlockBytes = 144;
+  static constexpr bool kReadsHalfSums = true;
 
   template <int R>
   static void Rows(const ActBlock* x, const int16_t* half_sums, int64_t nb, const uint8_t* w,
@@ -118,10 +130,10 @@ struct FormatQ4_K {
       const uint32_t mn_lo = u[1] & 0x3F3F3F3Fu;
       const uint32_t sc_hi = (u[2] & 0x0F0F0F0Fu) | (((u[0] >> 6) & 0x03030303u) << 4);
       const uint32_t mn_hi = ((u[2] >> 4) & 0x0F0F0F0Fu) | (((u[1] >> 6) & 0x03030303u) << 4);
-      const __m128i sc16 = _mm_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(sc_lo),
-                                                            static_cast<int>(sc_hi), 0, 0));
-      const __m128i mn16 = _mm_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(mn_lo),
-                                                            static_cast<int>(mn_hi), 0, 0));
+      const __m128i sc16 =
+          _mm_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(sc_lo), static_cast<int>(sc_hi), 0, 0));
+      const __m128i mn16 =
+          _mm_cvtepu8_epi16(_mm_setr_epi32(static_cast<int>(mn_lo), static_cast<int>(mn_hi), 0, 0));
       // (mn_j, mn_j) against block j's half sums (sum[0], sum[1]).
       const __m256i mn_pairs =
           _mm256_setr_m128i(_mm_unpacklo_epi16(mn16, mn16), _mm_unpackhi_epi16(mn16, mn16));
@@ -143,9 +155,10 @@ struct FormatQ4_K {
         const float dx = a->d;
         acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(d * dx),
                                  _mm256_cvtepi32_ps(_mm256_add_epi32(isum[0], isum[1])), acc[r]);
-        const __m256i mins = _mm256_madd_epi16(
-            mn_pairs, Load256(half_sums + (r * nb + 8 * sb) * 2));
-        min_acc[r] = _mm256_fmadd_ps(_mm256_set1_ps(dmin * dx), _mm256_cvtepi32_ps(mins), min_acc[r]);
+        const __m256i mins =
+            _mm256_madd_epi16(mn_pairs, Load256(half_sums + (r * nb + 8 * sb) * 2));
+        min_acc[r] =
+            _mm256_fmadd_ps(_mm256_set1_ps(dmin * dx), _mm256_cvtepi32_ps(mins), min_acc[r]);
       }
     }
     for (int r = 0; r < R; ++r) out[r] = SumLanes(_mm256_sub_ps(acc[r], min_acc[r]));
@@ -154,6 +167,7 @@ struct FormatQ4_K {
 
 struct FormatQ6_K {
   static constexpr int64_t kBlockBytes = 210;
+  static constexpr bool kReadsHalfSums = true;
 
   template <int R>
   static void Rows(const ActBlock* x, const int16_t* half_sums, int64_t nb, const uint8_t* w,
@@ -188,10 +202,12 @@ struct FormatQ6_K {
       const __m128i sc_bytes = _mm_loadu_si128(reinterpret_cast<const __m128i*>(blk + 192));
       const __m256i sc_all = _mm256_cvtepi8_epi16(sc_bytes);
       const __m256i sc_lo8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(sc_bytes));
-      const __m256i sc_hi8 = _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc_bytes, 8)));
+      const __m256i sc_hi8 =
+          _mm256_broadcastsi128_si256(_mm_cvtepi8_epi16(_mm_srli_si128(sc_bytes, 8)));
       __m256i scale[8];
       for (int g = 0; g < 8; ++g)
-        scale[g] = _mm256_shuffle_epi8(g < 4 ? sc_lo8 : sc_hi8, PickInt16(2 * (g % 4), 2 * (g % 4) + 1));
+        scale[g] =
+            _mm256_shuffle_epi8(g < 4 ? sc_lo8 : sc_hi8, PickInt16(2 * (g % 4), 2 * (g % 4) + 1));
       for (int r = 0; r < R; ++r) {
         const ActBlock* a = x + r * nb + 8 * sb;
         __m256i isum[2] = {_mm256_setzero_si256(), _mm256_setzero_si256()};
@@ -256,10 +272,9 @@ void QuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w_row
   float out[kQuantTileRows];
   const int64_t ahead = PrefetchDistanceRows(w_row_bytes);
   thread_local std::vector<int16_t> half_sums;
-  half_sums.resize(static_cast<size_t>(2 * n_rows * nb));
-  for (int64_t b = 0; b < n_rows * nb; ++b) {
-    half_sums[2 * b] = x[b].sum[0];
-    half_sums[2 * b + 1] = x[b].sum[1];
+  if constexpr (Format::kReadsHalfSums) {
+    half_sums.resize(static_cast<size_t>(2 * n_rows * nb));
+    PackHalfSums(x, n_rows * nb, half_sums.data());
   }
   for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
     const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);

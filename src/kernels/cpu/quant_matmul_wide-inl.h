@@ -28,10 +28,9 @@ inline void PackWideActivations(const ActBlock* x, int64_t n_rows, int64_t nb, W
   p->q.resize(static_cast<size_t>(blocks * kActBlockSize));
   p->sum16.resize(static_cast<size_t>(blocks * 2));
   p->d.resize(static_cast<size_t>(blocks / 8));
+  PackHalfSums(x, blocks, p->sum16.data());
   for (int64_t b = 0; b < blocks; ++b) {
     std::memcpy(p->q.data() + b * kActBlockSize, x[b].q, kActBlockSize);
-    p->sum16[2 * b] = x[b].sum[0];
-    p->sum16[2 * b + 1] = x[b].sum[1];
     if (b % 8 == 0) p->d[b / 8] = x[b].d;
   }
 }
