@@ -15,6 +15,7 @@ import torch.nn.functional as F
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import evaluate  # noqa: E402
+import export  # noqa: E402
 import model as clover  # noqa: E402
 import tokenizer as bpe  # noqa: E402
 
@@ -101,6 +102,9 @@ def main():
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--eval-limit", type=int, default=300)
     ap.add_argument("--resume", action="store_true", help="start from WORK/model.pt (fresh optimizer and schedule)")
+    ap.add_argument("--init", default=None, metavar="MODEL_DIR",
+                    help="fine-tune an exported model (config.json, tokenizer.json, model.safetensors): its "
+                         "tokenizer is kept, so a changed --weights mix does not change the vocabulary")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)  # more threads only spin when other jobs share the cores
     torch.set_flush_denormal(True)
@@ -111,7 +115,10 @@ def main():
     t0 = time.time()
     families = data.parse_families(args.families)
     tasks = data.generate(data.TRAIN_SEED, args.train_tasks, families, data.parse_weights(args.weights))
-    tok = build_tokenizer(tasks, args.vocab)
+    if args.init:
+        tok = bpe.Tokenizer.from_json(os.path.join(args.init, "tokenizer.json"))
+    else:
+        tok = build_tokenizer(tasks, args.vocab)
     json.dump(tok.to_json(), open(os.path.join(args.work, "tokenizer.json"), "w"), ensure_ascii=False)
     examples = encode_all(tok, tasks)
     pad_id, mask_id = tok.id("<|endoftext|>"), tok.id("<|mask|>")
@@ -135,6 +142,11 @@ def main():
 
     net = clover.CloverForCausalLM(cfg)
     done = 0
+    if args.init:
+        cfg = json.load(open(os.path.join(args.init, "config.json")))
+        net = clover.CloverForCausalLM(cfg)
+        net.load_state_dict(export.read_safetensors(os.path.join(args.init, "model.safetensors")))
+        print(f"initialized from {args.init}", flush=True)
     if args.resume:
         ck = torch.load(os.path.join(args.work, "model.pt"))
         cfg = ck["config"]
