@@ -43,9 +43,12 @@ inline __m512i HalfIndex(int lo, int hi) {
                             _mm256_set1_epi16(static_cast<int16_t>(hi)), 1);
 }
 
-// Each format: `Activations` and `Pack(x, n_rows, nb, packed)`, and `Rows<R>(packed, r0, nb, w,
-// out)` for R <= kTileRows, which dots one weight row `w` with the R activation rows from row r0
-// (nb blocks of 32 a row) into out[0..R).
+// Each format: `Activations` and `Pack(x, n_rows, nb, packed)`, and `Vectors<R>(packed, r0, nb,
+// w, acc)` for R <= kTileRows, which dots one weight row `w` with the R activation rows from row
+// r0 (nb blocks of 32 a row): acc[r]'s 16 lanes add up to row r's product. The driver adds up the
+// lanes of four weight rows at once (SumLanes4): a 512-bit horizontal sum per output costs as much
+// as a whole super-block's products when a row holds only 2-8 super-blocks (an expert's down and
+// gate/up projections).
 
 struct WideQ4_K {
   static constexpr int64_t kBlockBytes = 144;
@@ -56,18 +59,17 @@ struct WideQ4_K {
   }
 
   template <int R>
-  static void Rows(const WideActivations& a, int64_t r0, int64_t nb, const uint8_t* w, float* out) {
+  static void Vectors(const WideActivations& a, int64_t r0, int64_t nb, const uint8_t* w,
+                      __m512* acc) {
     const int64_t nsb = nb / 8;
+    const int8_t* aq = a.q.data();
+    const int16_t* asum16 = a.sum16.data();
+    const float* ad = a.d.data();
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     // Sub-blocks 2c and 2c+1 are the low and high nibbles of the same 32 bytes: a 16-bit shift
     // of 0 in the lower half and 4 in the upper half, then the mask, gives both in one zmm.
     const __m512i nibble_shift = HalfIndex(0, 4);
-    __m512 acc[R];
-    __m256 min_acc[R];
-    for (int r = 0; r < R; ++r) {
-      acc[r] = _mm512_setzero_ps();
-      min_acc[r] = _mm256_setzero_ps();
-    }
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* blk = w + sb * kBlockBytes;
       const float d = LoadHalf(blk);
@@ -95,19 +97,19 @@ struct WideQ4_K {
       }
       for (int r = 0; r < R; ++r) {
         const int64_t at = (r0 + r) * nsb + sb;
-        const int8_t* q = a.q.data() + at * 256;
+        const int8_t* q = aq + at * 256;
         __m512i isum = _mm512_setzero_si512();
         for (int c = 0; c < 4; ++c)
           isum =
               _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(wq[c], Load512(q + 64 * c)), scale[c]);
-        const float dx = a.d[at];
+        const float dx = ad[at];
         acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * dx), _mm512_cvtepi32_ps(isum), acc[r]);
-        const __m256i mins = _mm256_madd_epi16(mn_pairs, Load256(a.sum16.data() + at * 16));
-        min_acc[r] =
-            _mm256_fmadd_ps(_mm256_set1_ps(dmin * dx), _mm256_cvtepi32_ps(mins), min_acc[r]);
+        // The mins in the lower 8 lanes of the same accumulator (the upper 8 add zeros).
+        const __m256i mins = _mm256_madd_epi16(mn_pairs, Load256(asum16 + at * 16));
+        acc[r] = _mm512_fnmadd_ps(_mm512_set1_ps(dmin * dx),
+                                  _mm512_cvtepi32_ps(_mm512_zextsi256_si512(mins)), acc[r]);
       }
     }
-    for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]) - SumLanes(min_acc[r]);
   }
 };
 
@@ -120,8 +122,12 @@ struct WideQ6_K {
   }
 
   template <int R>
-  static void Rows(const WideActivations& a, int64_t r0, int64_t nb, const uint8_t* w, float* out) {
+  static void Vectors(const WideActivations& a, int64_t r0, int64_t nb, const uint8_t* w,
+                      __m512* acc) {
     const int64_t nsb = nb / 8;
+    const int8_t* aq = a.q.data();
+    const int16_t* asum16 = a.sum16.data();
+    const float* ad = a.d.data();
     const __m512i low4 = _mm512_set1_epi8(0x0F);
     const __m512i high2 = _mm512_set1_epi8(0x30);
     // Bits 4-5 of each 6-bit value come from qh: for the four 32-value groups of a 128-value
@@ -136,7 +142,6 @@ struct WideQ6_K {
       for (int i = 0; i < 32; ++i) idx[i] = static_cast<int16_t>(4 * k + i / 8);
       scale_index[k] = Load512(idx);
     }
-    __m512 acc[R];
     for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* blk = w + sb * kBlockBytes;
@@ -157,18 +162,17 @@ struct WideQ6_K {
       for (int k = 0; k < 4; ++k) scale[k] = _mm512_permutexvar_epi16(scale_index[k], sc_all);
       for (int r = 0; r < R; ++r) {
         const int64_t at = (r0 + r) * nsb + sb;
-        const int8_t* q = a.q.data() + at * 256;
+        const int8_t* q = aq + at * 256;
         __m512i isum = _mm512_setzero_si512();
         for (int k = 0; k < 4; ++k)
           isum =
               _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(wq[k], Load512(q + 64 * k)), scale[k]);
         // The stored values are offset by 32: subtract 32 * sum(scale * 16-value sum).
-        const __m256i offset = _mm256_madd_epi16(sc16, Load256(a.sum16.data() + at * 16));
+        const __m256i offset = _mm256_madd_epi16(sc16, Load256(asum16 + at * 16));
         isum = _mm512_sub_epi32(isum, _mm512_zextsi256_si512(_mm256_slli_epi32(offset, 5)));
-        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * a.d[at]), _mm512_cvtepi32_ps(isum), acc[r]);
+        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * ad[at]), _mm512_cvtepi32_ps(isum), acc[r]);
       }
     }
-    for (int r = 0; r < R; ++r) out[r] = _mm512_reduce_add_ps(acc[r]);
   }
 };
 
@@ -206,7 +210,7 @@ struct WideQ8_0 {
   }
 
   template <int R>
-  static void Rows(const Activations& a, int64_t r0, int64_t nb, const uint8_t* w, float* out) {
+  static void Vectors(const Activations& a, int64_t r0, int64_t nb, const uint8_t* w, __m512* out) {
     static_assert(R == 1);
     const __m512i unsigned_bias = _mm512_set1_epi8(static_cast<char>(0x80));
     const __m256i scale_offsets = _mm256_setr_epi32(0, 34, 68, 102, 136, 170, 204, 238);
@@ -249,20 +253,68 @@ struct WideQ8_0 {
       tail = _mm256_fmadd_ps(_mm256_cvtepi32_ps(dot), _mm256_set1_ps(dw * dx[b]), tail);
       tail_bias += dw * bias[b];
     }
-    out[0] = _mm512_reduce_add_ps(acc) + SumLanes(acc_bias) + SumLanes(tail) + tail_bias;
+    tail = _mm256_add_ps(_mm256_add_ps(tail, acc_bias),
+                         _mm256_setr_ps(tail_bias, 0, 0, 0, 0, 0, 0, 0));
+    out[0] = _mm512_add_ps(acc, _mm512_zextps256_ps512(tail));
   }
 };
 
+// {sum of a's lanes, b's, c's, d's}.
+inline __m128 SumLanes4(__m512 a, __m512 b, __m512 c, __m512 d) {
+  auto fold = [](__m512 v) {
+    return _mm256_add_ps(_mm512_castps512_ps256(v),
+                         _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  };
+  const __m256 abcd =
+      _mm256_hadd_ps(_mm256_hadd_ps(fold(a), fold(b)), _mm256_hadd_ps(fold(c), fold(d)));
+  return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+}
+
+// Output rows whose lanes SumLanes4 adds up together.
+constexpr int64_t kWideOutputGroup = 4;
+
+// y[(r0 + r) * y_stride + o + k] for r < R, k < count <= kWideOutputGroup, from the weight rows
+// at w. Before weight row k, row k + ahead is requested if k < prefetch_rows: one row at a time
+// between the products, as the hardware streams it (a group's rows at once measured slower).
+struct WideOutputGroup {
+  const uint8_t* w;
+  int64_t w_row_bytes;
+  int64_t o;
+  int64_t count;
+  int64_t ahead;
+  int64_t prefetch_rows;
+};
+
 template <typename Wide, int R>
-inline void WideRowsUpTo(const typename Wide::Activations& a, int64_t r0, int64_t n_rows,
-                         int64_t nb, const uint8_t* w, float* out) {
+inline void WideOutputs(const typename Wide::Activations& a, int64_t r0, int64_t nb,
+                        const WideOutputGroup& g, float* y, int64_t y_stride) {
+  __m512 acc[kWideOutputGroup][R];
+  for (int64_t k = 0; k < g.count; ++k) {
+    const uint8_t* row = g.w + k * g.w_row_bytes;
+    if (k < g.prefetch_rows) PrefetchRow(row + g.ahead * g.w_row_bytes, g.w_row_bytes);
+    Wide::template Vectors<R>(a, r0, nb, row, acc[k]);
+  }
+  const int64_t o = g.o, count = g.count;
+  if (count == kWideOutputGroup) {
+    for (int r = 0; r < R; ++r)
+      _mm_storeu_ps(y + (r0 + r) * y_stride + o,
+                    SumLanes4(acc[0][r], acc[1][r], acc[2][r], acc[3][r]));
+    return;
+  }
+  for (int64_t k = 0; k < count; ++k)
+    for (int r = 0; r < R; ++r) y[(r0 + r) * y_stride + o + k] = _mm512_reduce_add_ps(acc[k][r]);
+}
+
+template <typename Wide, int R>
+inline void WideOutputsUpTo(const typename Wide::Activations& a, int64_t r0, int64_t n_rows,
+                            int64_t nb, const WideOutputGroup& g, float* y, int64_t y_stride) {
   if constexpr (R > 1) {
     if (n_rows < R) {
-      WideRowsUpTo<Wide, R - 1>(a, r0, n_rows, nb, w, out);
+      WideOutputsUpTo<Wide, R - 1>(a, r0, n_rows, nb, g, y, y_stride);
       return;
     }
   }
-  Wide::template Rows<R>(a, r0, nb, w, out);
+  WideOutputs<Wide, R>(a, r0, nb, g, y, y_stride);
 }
 
 template <typename Wide>
@@ -273,17 +325,18 @@ void WideQuantMatMul(const ActBlock* x, int64_t n_rows, const void* w, int64_t w
   Wide::Pack(x, n_rows, nb, &packed);
   const auto* wb = static_cast<const uint8_t*>(w);
   constexpr int kTileRows = Wide::kTileRows;
-  float out[kTileRows];
   const int64_t ahead = PrefetchDistanceRows(w_row_bytes);
   for (int64_t ob = o_begin; ob < o_end; ob += kQuantWeightBlock) {
     const int64_t oe = std::min(o_end, ob + kQuantWeightBlock);
     for (int64_t r0 = 0; r0 < n_rows; r0 += kTileRows) {
       const int64_t nr = std::min<int64_t>(kTileRows, n_rows - r0);
-      for (int64_t o = ob; o < oe; ++o) {
+      for (int64_t o = ob; o < oe; o += kWideOutputGroup) {
+        const int64_t count = std::min(kWideOutputGroup, oe - o);
         // The first tile of a weight block reads it from memory; later tiles find it in L2.
-        if (r0 == 0 && o + ahead < o_end) PrefetchRow(wb + (o + ahead) * w_row_bytes, w_row_bytes);
-        WideRowsUpTo<Wide, kTileRows>(packed, r0, nr, nb, wb + o * w_row_bytes, out);
-        for (int64_t r = 0; r < nr; ++r) y[(r0 + r) * y_stride + o] = out[r];
+        const int64_t prefetch_rows = r0 == 0 ? std::max<int64_t>(0, o_end - (o + ahead)) : 0;
+        const WideOutputGroup group{wb + o * w_row_bytes, w_row_bytes, o, count, ahead,
+                                    prefetch_rows};
+        WideOutputsUpTo<Wide, kTileRows>(packed, r0, nr, nb, group, y, y_stride);
       }
     }
   }
