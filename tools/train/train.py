@@ -4,13 +4,16 @@ import json
 import math
 import os
 import random
+import socket
 import sys
 import time
 
 # one BLAS thread (the Debian torch calls the system BLAS): set before torch loads it
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import torch  # noqa: E402
-import torch.nn.functional as F
+import torch.distributed as dist  # noqa: E402
+import torch.multiprocessing as mp  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
@@ -77,6 +80,20 @@ def draw_rows(lengths, bucket, budget, rng):
         longest = longest2
 
 
+def average_gradients(params, procs):
+    """data parallelism by hand: the experts a process's rows did not route to have no gradient
+    there, so every parameter's gradient (zero where absent) goes into one buffer, summed across
+    the processes in one all-reduce, and divided; every process then takes the same optimizer step"""
+    grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in params]
+    flat = torch.cat([g.reshape(-1) for g in grads])
+    dist.all_reduce(flat)
+    flat /= procs
+    at = 0
+    for p, g in zip(params, grads):
+        p.grad = flat[at:at + g.numel()].view_as(g)
+        at += g.numel()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build-train", help="output folder for tokenizer + checkpoint")
@@ -99,17 +116,36 @@ def main():
                     help="train the preview to predict each row's next token (config diffusion.shift_logits)")
     ap.add_argument("--vocab", type=int, default=2048)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=1, help="torch threads per process")
+    ap.add_argument("--procs", type=int, default=1,
+                    help="data-parallel processes, one per core: each draws its own rows (--batch-tokens / "
+                         "procs of them) and the gradients are averaged every step")
     ap.add_argument("--eval-limit", type=int, default=300)
     ap.add_argument("--resume", action="store_true", help="start from WORK/model.pt (fresh optimizer and schedule)")
     ap.add_argument("--init", default=None, metavar="MODEL_DIR",
                     help="fine-tune an exported model (config.json, tokenizer.json, model.safetensors): its "
                          "tokenizer is kept, so a changed --weights mix does not change the vocabulary")
     args = ap.parse_args()
+    if args.procs > 1:
+        with socket.socket() as sock:  # a free port for the processes' rendezvous
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        mp.spawn(train, args=(args, port), nprocs=args.procs)
+    else:
+        train(0, args, None)
+
+
+def train(rank, args, port):
+    if port is not None:
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                                world_size=args.procs)
+    lead = rank == 0  # logs, checkpoints and the evaluation
+    log = print if lead else (lambda *a, **k: None)
     torch.set_num_threads(args.threads)  # more threads only spin when other jobs share the cores
     torch.set_flush_denormal(True)
-    torch.manual_seed(args.seed)
-    rng = random.Random(args.seed)
+    torch.manual_seed(args.seed)  # the same initial weights in every process
+    rng = random.Random(args.seed if rank == 0 else f"{args.seed}/{rank}")  # different rows
+    batch_tokens = args.batch_tokens // args.procs
     os.makedirs(args.work, exist_ok=True)
 
     t0 = time.time()
@@ -119,7 +155,8 @@ def main():
         tok = bpe.Tokenizer.from_json(os.path.join(args.init, "tokenizer.json"))
     else:
         tok = build_tokenizer(tasks, args.vocab)
-    json.dump(tok.to_json(), open(os.path.join(args.work, "tokenizer.json"), "w"), ensure_ascii=False)
+    if lead:
+        json.dump(tok.to_json(), open(os.path.join(args.work, "tokenizer.json"), "w"), ensure_ascii=False)
     examples = encode_all(tok, tasks)
     pad_id, mask_id = tok.id("<|endoftext|>"), tok.id("<|mask|>")
     cfg = json.loads(json.dumps(clover.DEMO_CONFIG))
@@ -138,7 +175,7 @@ def main():
     lengths = [len(p) + len(c) + max(BLOCK_SIZES) for p, c in examples]  # block padding included
     long_rows = [i for i, (p, _) in enumerate(examples) if len(p) > LONG_PROMPT]
     short_rows = [i for i, (p, _) in enumerate(examples) if len(p) <= LONG_PROMPT]
-    print(f"tokenizer {len(tok.vocab)} tokens, {len(examples)} tasks, {time.time() - t0:.0f}s", flush=True)
+    log(f"tokenizer {len(tok.vocab)} tokens, {len(examples)} tasks, {time.time() - t0:.0f}s", flush=True)
 
     net = clover.CloverForCausalLM(cfg)
     done = 0
@@ -146,16 +183,17 @@ def main():
         cfg = json.load(open(os.path.join(args.init, "config.json")))
         net = clover.CloverForCausalLM(cfg)
         net.load_state_dict(export.read_safetensors(os.path.join(args.init, "model.safetensors")))
-        print(f"initialized from {args.init}", flush=True)
+        log(f"initialized from {args.init}", flush=True)
     if args.resume:
         ck = torch.load(os.path.join(args.work, "model.pt"))
         cfg = ck["config"]
         net = clover.CloverForCausalLM(cfg)
         net.load_state_dict(ck["state_dict"])
         done = ck["step"]
-        print(f"resumed after {done} steps", flush=True)
-    print(f"parameters {sum(p.numel() for p in net.parameters()) / 1e6:.2f}M", flush=True)
-    opt = torch.optim.AdamW(net.parameters(), lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
+        log(f"resumed after {done} steps", flush=True)
+    log(f"parameters {sum(p.numel() for p in net.parameters()) / 1e6:.2f}M", flush=True)
+    params = list(net.parameters())
+    opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
     warm = min(100, args.steps // 10)
 
     def lr_at(s):
@@ -169,7 +207,7 @@ def main():
             gr["lr"] = lr_at(step)
         L = rng.choice(BLOCK_SIZES)
         bucket = long_rows if long_rows and rng.random() < args.long_frac else short_rows
-        idx = draw_rows(lengths, bucket, args.batch_tokens, rng)
+        idx = draw_rows(lengths, bucket, batch_tokens, rng)
         ids, ar_tgt, starts, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng,
                                                           cfg["diffusion"]["shift_logits"])
         state = net.new_state()
@@ -182,23 +220,32 @@ def main():
         loss = loss_ar + args.diff_weight * loss_diff + 0.01 * aux
         opt.zero_grad()
         loss.backward()
+        if args.procs > 1:
+            average_gradients(params, args.procs)
         torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
         opt.step()
         if step % 10 == 0 or step == args.steps - 1:
             el = time.time() - t_train
-            print(f"step {step} L {L} rows {len(idx)} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
-                  f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
-        if (step + 1) % 50 == 0 or step == args.steps - 1:
+            log(f"step {step} L {L} rows {len(idx)} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
+                f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
+        if lead and ((step + 1) % 50 == 0 or step == args.steps - 1):
             torch.save({"config": cfg, "state_dict": net.state_dict(), "step": done + step + 1,
                         "families": families},
                        os.path.join(args.work, "model.pt"))
-    print(f"training {time.time() - t_train:.0f}s", flush=True)
+    log(f"training {time.time() - t_train:.0f}s", flush=True)
 
-    if args.eval_limit == 0:
+    if args.procs > 1:  # the all-reduce hands every process the same sum, so the weights agree exactly
+        mine = torch.cat([p.detach().reshape(-1) for p in params])
+        lead_weights = mine.clone()
+        dist.broadcast(lead_weights, 0)
+        if not torch.equal(mine, lead_weights):
+            raise RuntimeError(f"process {rank}: weights differ from process 0's after training")
+        dist.destroy_process_group()
+    if args.eval_limit == 0 or not lead:
         return
     net.eval()
     res = evaluate.run(net, tok, data.eval_split(families=families)[:args.eval_limit])
-    print(json.dumps(res, indent=1), flush=True)
+    log(json.dumps(res, indent=1), flush=True)
     json.dump(res, open(os.path.join(args.work, "eval.json"), "w"), indent=1)
 
 
