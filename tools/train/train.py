@@ -144,7 +144,11 @@ def train(rank, args, port):
     torch.set_num_threads(args.threads)  # more threads only spin when other jobs share the cores
     torch.set_flush_denormal(True)
     torch.manual_seed(args.seed)  # the same initial weights in every process
-    rng = random.Random(args.seed if rank == 0 else f"{args.seed}/{rank}")  # different rows
+    # Each process draws its own rows and masks; the block size and length bucket of a step come from
+    # one stream all processes share, so no process waits at the all-reduce for one that drew a
+    # longer block (with one process it is the same stream, as before --procs).
+    rng = random.Random(args.seed if args.procs == 1 else f"{args.seed}/{rank}")
+    step_rng = rng if args.procs == 1 else random.Random(f"{args.seed}/steps")
     batch_tokens = args.batch_tokens // args.procs
     os.makedirs(args.work, exist_ok=True)
 
@@ -205,8 +209,8 @@ def train(rank, args, port):
     for step in range(args.steps):
         for gr in opt.param_groups:
             gr["lr"] = lr_at(step)
-        L = rng.choice(BLOCK_SIZES)
-        bucket = long_rows if long_rows and rng.random() < args.long_frac else short_rows
+        L = step_rng.choice(BLOCK_SIZES)
+        bucket = long_rows if long_rows and step_rng.random() < args.long_frac else short_rows
         idx = draw_rows(lengths, bucket, batch_tokens, rng)
         ids, ar_tgt, starts, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng,
                                                           cfg["diffusion"]["shift_logits"])
