@@ -109,7 +109,9 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", default="build-train")
     ap.add_argument("--out", default="models/clover-demo")
-    ap.add_argument("--golden", default="tests/fixtures/clover-demo/golden.json")
+    ap.add_argument("--golden", default=None,
+                    help="golden logits file (default: the test fixture for the default --out, "
+                         "OUT/golden.json for any other, so a candidate never overwrites the fixture)")
     args = ap.parse_args()
     ck = torch.load(os.path.join(args.work, "model.pt"))
     cfg = ck["config"]
@@ -148,6 +150,9 @@ def main():
                 "mask rows replaced by its argmax_mask_suppressed, run causally after the prompt",
         "prompts": [golden_case(net, tok, picks[0], 8, 3), golden_case(net, tok, picks[1], 8, 2)],
     }
+    if args.golden is None:
+        args.golden = ("tests/fixtures/clover-demo/golden.json" if args.out == "models/clover-demo"
+                       else os.path.join(args.out, "golden.json"))
     os.makedirs(os.path.dirname(args.golden), exist_ok=True)
     json.dump(golden, open(args.golden, "w"), separators=(",", ":"))
     print(f"wrote {args.out} (sha256 {digest[:16]}) and {args.golden}")
