@@ -113,6 +113,9 @@ def main():
                     help="golden logits file (default: the test fixture for the default --out, "
                          "OUT/golden.json for any other, so a candidate never overwrites the fixture)")
     args = ap.parse_args()
+    if args.golden is None:
+        args.golden = ("tests/fixtures/clover-demo/golden.json" if args.out == ap.get_default("out")
+                       else os.path.join(args.out, "golden.json"))
     ck = torch.load(os.path.join(args.work, "model.pt"))
     cfg = ck["config"]
     tok = bpe.Tokenizer.from_json(os.path.join(args.work, "tokenizer.json"))
@@ -150,9 +153,6 @@ def main():
                 "mask rows replaced by its argmax_mask_suppressed, run causally after the prompt",
         "prompts": [golden_case(net, tok, picks[0], 8, 3), golden_case(net, tok, picks[1], 8, 2)],
     }
-    if args.golden is None:
-        args.golden = ("tests/fixtures/clover-demo/golden.json" if args.out == "models/clover-demo"
-                       else os.path.join(args.out, "golden.json"))
     os.makedirs(os.path.dirname(args.golden), exist_ok=True)
     json.dump(golden, open(args.golden, "w"), separators=(",", ":"))
     print(f"wrote {args.out} (sha256 {digest[:16]}) and {args.golden}")

@@ -226,7 +226,7 @@ def train(rank, args, port):
         loss.backward()
         if args.procs > 1:
             average_gradients(params, args.procs)
-        torch.nn.utils.clip_grad_norm_(net.parameters(), 1.0)
+        torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
         if step % 10 == 0 or step == args.steps - 1:
             el = time.time() - t_train
