@@ -60,6 +60,20 @@ def check_routed(cfg):
     return worst
 
 
+def check_deepen(net, prefix, case):
+    """deepen's new layers start as identities: the same causal and preview logits as `net`"""
+    deeper = clover.deepen(net, 1)
+    worst = 0.0
+    with torch.no_grad():
+        states = [net.new_state(), deeper.new_state()]
+        a, b = (m.causal(prefix, st) for m, st in zip((net, deeper), states))
+        worst = (a - b).abs().max().item()
+        a, b = (m.preview(case, m.context_from_state(st)) for m, st in zip((net, deeper), states))
+        worst = max(worst, (a - b).abs().max().item())
+    print(f"deepen by one group ({len(deeper.model.layers)} layers) vs the model: max |d| {worst:.2e}")
+    return worst
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else "/work/shared/golden/clover-tiny"
     torch.set_default_dtype(torch.float64)
@@ -93,7 +107,9 @@ def main():
                     worst = float("inf")
         lg = net.causal(torch.tensor([gold["commit"]["block"]]), st)[0]
         cmp("commit", lg, gold["commit"]["logits"][len(gold["prefix"]):])
-    worst = max(worst, check_chunk(), check_routed(cfg))
+    first_case = next(iter(gold["cases"].values()))["block"]
+    worst = max(worst, check_chunk(), check_routed(cfg),
+                check_deepen(net, torch.tensor([gold["prefix"]]), torch.tensor([first_case])))
     print("OK" if worst < 1e-6 else "MISMATCH")
     sys.exit(0 if worst < 1e-6 else 1)
 

@@ -1,4 +1,5 @@
 # PyTorch Clover (clover_moe) model: causal path and block preview path, HF tensor names.
+import json
 import math
 
 import torch
@@ -369,6 +370,38 @@ class Backbone(nn.Module):
         self.embed_tokens = nn.Embedding(c["vocab_size"], c["hidden_size"])
         self.layers = nn.ModuleList([DecoderLayer(c, t) for t in c["layer_types"]])
         self.norm = ZeroCentredNorm(c["hidden_size"], c["rms_norm_eps"])
+
+
+def deepen(net, groups):
+    """A copy of `net` with `groups` more groups of layers (full_attention_interval - 1 linear-attention
+    layers and one full-attention layer, the config's repeating unit) inserted in the middle, each layer
+    an identity at first: its attention, GDN and expert output projections start at zero, so the deeper
+    model computes exactly what `net` did and training grows the new layers from there."""
+    c = json.loads(json.dumps(net.config))
+    old, every = c["layer_types"], c["full_attention_interval"]
+    unit = ["linear_attention"] * (every - 1) + ["full_attention"]
+    if len(old) % every or old != unit * (len(old) // every):
+        raise ValueError(f"deepen: expects groups of {unit}, found layer_types {old}")
+    c["layer_types"] = old + unit * groups
+    c["num_hidden_layers"] = len(c["layer_types"])
+    deeper = CloverForCausalLM(c)
+    mid = len(old) // every // 2 * every  # after the first half of the old groups
+    source = list(range(mid)) + [None] * (every * groups) + list(range(mid, len(old)))
+    old_state = net.state_dict()
+    state = {k: v for k, v in old_state.items() if not k.startswith("model.layers.")}
+    for new_i, old_i in enumerate(source):
+        layer = deeper.model.layers[new_i]
+        if old_i is None:
+            mixer = layer.linear_attn.out_proj if layer.kind == "linear_attention" else layer.self_attn.o_proj
+            for out in (mixer.weight, layer.mlp.experts.down_proj, layer.mlp.shared_expert.down_proj.weight):
+                out.data.zero_()
+            state.update({f"model.layers.{new_i}.{k}": v for k, v in layer.state_dict().items()})
+        else:
+            prefix = f"model.layers.{old_i}."
+            state.update({f"model.layers.{new_i}.{k[len(prefix):]}": v
+                          for k, v in old_state.items() if k.startswith(prefix)})
+    deeper.load_state_dict(state)
+    return deeper
 
 
 class CloverForCausalLM(nn.Module):

@@ -125,7 +125,13 @@ def main():
     ap.add_argument("--init", default=None, metavar="MODEL_DIR",
                     help="fine-tune an exported model (config.json, tokenizer.json, model.safetensors): its "
                          "tokenizer is kept, so a changed --weights mix does not change the vocabulary")
+    ap.add_argument("--deepen", type=int, default=0, metavar="GROUPS",
+                    help="with --init: insert GROUPS more groups of layers (one full_attention_interval: "
+                         "linear ..., full) in the middle, each layer an identity at first (zero output "
+                         "projections), and train the deeper model")
     args = ap.parse_args()
+    if args.deepen and not args.init:
+        ap.error("--deepen needs --init")
     if args.procs > 1:
         with socket.socket() as sock:  # a free port for the processes' rendezvous
             sock.bind(("127.0.0.1", 0))
@@ -188,6 +194,10 @@ def train(rank, args, port):
         net = clover.CloverForCausalLM(cfg)
         net.load_state_dict(export.read_safetensors(os.path.join(args.init, "model.safetensors")))
         log(f"initialized from {args.init}", flush=True)
+        if args.deepen:
+            net = clover.deepen(net, args.deepen)
+            cfg = net.config
+            log(f"deepened to {cfg['layer_types']}", flush=True)
     if args.resume:
         ck = torch.load(os.path.join(args.work, "model.pt"))
         cfg = ck["config"]
