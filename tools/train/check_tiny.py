@@ -4,10 +4,11 @@ import json
 import os
 import sys
 
-import torch
-import torch.nn.functional as F
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas  # noqa: E402,F401  (before torch)
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
 import export  # noqa: E402
 import model as clover  # noqa: E402
 

@@ -6,9 +6,10 @@ import os
 import sys
 import time
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas  # noqa: E402,F401  (before torch)
+import torch  # noqa: E402
+
 import data  # noqa: E402
 import model as clover  # noqa: E402
 import tokenizer as bpe  # noqa: E402
@@ -124,7 +125,7 @@ def main():
     ap.add_argument("--trace", action="store_true",
                     help="print the block after every diffusion pass (the first decoder that is diffusion) instead of scoring")
     args = ap.parse_args()
-    torch.set_num_threads(1)  # with OPENBLAS_NUM_THREADS=1 in the environment (train.py sets it itself)
+    torch.set_num_threads(1)  # blas.py holds OpenBLAS to one thread too
     ck = torch.load(os.path.join(args.work, "model.pt"))
     net = clover.CloverForCausalLM(ck["config"])
     net.load_state_dict(ck["state_dict"])

@@ -6,9 +6,10 @@ import os
 import struct
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas  # noqa: E402,F401  (before torch)
+import torch  # noqa: E402
+
 import data  # noqa: E402
 import model as clover  # noqa: E402
 import tokenizer as bpe  # noqa: E402

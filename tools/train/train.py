@@ -8,14 +8,13 @@ import socket
 import sys
 import time
 
-# one BLAS thread (the Debian torch calls the system BLAS): set before torch loads it
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import blas  # noqa: E402,F401  (before torch)
 import torch  # noqa: E402
 import torch.distributed as dist  # noqa: E402
 import torch.multiprocessing as mp  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import data  # noqa: E402
 import evaluate  # noqa: E402
 import export  # noqa: E402
