@@ -372,6 +372,11 @@ class Backbone(nn.Module):
         self.norm = ZeroCentredNorm(c["hidden_size"], c["rms_norm_eps"])
 
 
+def layer_group(c):
+    """the config's repeating unit of layers: full_attention_interval - 1 GDN layers, then full attention"""
+    return ["linear_attention"] * (c["full_attention_interval"] - 1) + ["full_attention"]
+
+
 def deepen(net, groups):
     """A copy of `net` with `groups` more groups of layers (full_attention_interval - 1 linear-attention
     layers and one full-attention layer, the config's repeating unit) inserted in the middle, each layer
@@ -379,7 +384,7 @@ def deepen(net, groups):
     model computes exactly what `net` did and training grows the new layers from there."""
     c = json.loads(json.dumps(net.config))
     old, every = c["layer_types"], c["full_attention_interval"]
-    unit = ["linear_attention"] * (every - 1) + ["full_attention"]
+    unit = layer_group(c)
     if len(old) % every or old != unit * (len(old) // every):
         raise ValueError(f"deepen: expects groups of {unit}, found layer_types {old}")
     c["layer_types"] = old + unit * groups

@@ -176,10 +176,9 @@ def train(rank, args, port):
         if not isinstance(cfg.get(k), int):
             sys.exit(f"--set {kv}: {k} is not an integer field of DEMO_CONFIG")
         cfg[k] = int(v)
-        if k == "num_hidden_layers":  # the layer pattern follows: (interval - 1) GDN layers, then full attention
-            every = cfg["full_attention_interval"]
-            cfg["layer_types"] = ["full_attention" if (i + 1) % every == 0 else "linear_attention"
-                                  for i in range(cfg[k])]
+    if any(kv.split("=")[0] in ("num_hidden_layers", "full_attention_interval") for kv in args.set):
+        n, unit = cfg["num_hidden_layers"], clover.layer_group(cfg)  # whichever --set came last
+        cfg["layer_types"] = (unit * -(-n // len(unit)))[:n]
     if args.partial_rotary is not None:
         rope = cfg["rope_parameters"]
         rope["partial_rotary_factor"] = args.partial_rotary
