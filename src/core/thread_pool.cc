@@ -1,4 +1,5 @@
-// ThreadPool: generation-counted wake-up of persistent workers; the caller runs part 0.
+// ThreadPool: generation-counted wake-up of persistent workers; every thread, the caller too,
+// runs its own run of parts in order, then takes what is left of the others'.
 #include "core/thread_pool.h"
 
 #include <algorithm>
@@ -41,6 +42,7 @@ ThreadPool::ThreadPool(int n_threads) {
   if (n_threads <= 0)
     n_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   n_threads_ = n_threads;
+  cursors_ = std::make_unique<PartCursor[]>(static_cast<size_t>(n_threads_));
   workers_.reserve(n_threads_ - 1);
   for (int i = 1; i < n_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
 }
@@ -54,11 +56,17 @@ ThreadPool::~ThreadPool() {
   for (std::thread& t : workers_) t.join();
 }
 
-void ThreadPool::RunShare(int index) {
-  if (index >= n_parts_) return;
-  const int64_t begin = n_ * index / n_parts_;
-  const int64_t end = n_ * (index + 1) / n_parts_;
-  if (begin < end) (*fn_)(begin, end);
+void ThreadPool::RunParts(int index) {
+  for (int k = 0; k < n_threads_; ++k) {
+    PartCursor& cursor = cursors_[(index + k) % n_threads_];
+    for (;;) {
+      const int part = cursor.next.fetch_add(1, std::memory_order_relaxed);
+      if (part >= cursor.end) break;
+      const int64_t begin = n_ * part / n_parts_;
+      const int64_t end = n_ * (part + 1) / n_parts_;
+      if (begin < end) (*fn_)(begin, end);
+    }
+  }
 }
 
 void ThreadPool::WorkerLoop(int index) {
@@ -76,7 +84,7 @@ void ThreadPool::WorkerLoop(int index) {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
-    RunShare(index);
+    RunParts(index);
     if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
       // Under the mutex, so the notify cannot fall between the caller's check and its sleep.
       std::lock_guard<std::mutex> lock(mu_);
@@ -90,8 +98,9 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
   const int64_t by_chunk = (n + min_chunk - 1) / min_chunk;
-  const int parts = static_cast<int>(std::min<int64_t>(n_threads_, by_chunk));
-  if (parts <= 1) {
+  const int parts =
+      static_cast<int>(std::min<int64_t>(int64_t{n_threads_} * kPartsPerThread, by_chunk));
+  if (n_threads_ == 1 || parts <= 1) {
     fn(0, n);
     return;
   }
@@ -100,11 +109,15 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     fn_ = &fn;
     n_ = n;
     n_parts_ = parts;
+    for (int t = 0; t < n_threads_; ++t) {
+      cursors_[t].next.store(parts * t / n_threads_, std::memory_order_relaxed);
+      cursors_[t].end = parts * (t + 1) / n_threads_;
+    }
     pending_.store(n_threads_ - 1, std::memory_order_relaxed);
     generation_.fetch_add(1, std::memory_order_release);
   }
   wake_.notify_all();
-  RunShare(0);
+  RunParts(0);
   const auto finished = [&] { return pending_.load(std::memory_order_acquire) == 0; };
   if (!SpinUntil(finished)) {
     std::unique_lock<std::mutex> lock(mu_);

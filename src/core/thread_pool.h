@@ -1,10 +1,11 @@
-// ThreadPool: one persistent set of worker threads that splits index ranges (passed by reference).
+// ThreadPool: one persistent set of worker threads that share out index ranges (passed by reference).
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -26,14 +27,24 @@ class ThreadPool {
   // Returns the number of threads that run a ParallelFor (workers + caller).
   int size() const { return n_threads_; }
 
-  // Calls `fn(begin, end)` on disjoint contiguous ranges covering [0, n), at most one range per
-  // thread and none shorter than `min_chunk` (except the last); returns when all are done.
+  // Calls `fn(begin, end)` on disjoint contiguous ranges covering [0, n), none shorter than
+  // `min_chunk` (except the last), and returns when all are done. [0, n) is cut into up to
+  // kPartsPerThread parts per thread; each thread owns a contiguous run of them and works through
+  // it in order, then takes the parts the other threads have not reached yet. So a thread may run
+  // several ranges, and `fn` must not depend on how [0, n) is cut.
   void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
                    int64_t min_chunk = 1);
 
+  // A VM's vCPUs do not run at one speed: a neighbour's load or a host interrupt slows one of
+  // them for a while. With one fixed share per thread the others then wait for it at the end of
+  // every region; with several smaller parts they take over its remaining ones. Owned runs (not
+  // one shared queue) keep each thread streaming through one contiguous stretch of the weights
+  // when all threads keep pace.
+  static constexpr int kPartsPerThread = 2;
+
  private:
   void WorkerLoop(int index);
-  void RunShare(int index);
+  void RunParts(int index);
 
   int n_threads_ = 1;
   std::vector<std::thread> workers_;
@@ -50,6 +61,13 @@ class ThreadPool {
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
   int n_parts_ = 0;
+  // Thread t's run of parts: the next one not yet taken (by t or a thief) and its end. One cache
+  // line each, so taking a part does not disturb the other threads' counters.
+  struct alignas(64) PartCursor {
+    std::atomic<int> next{0};
+    int end = 0;
+  };
+  std::unique_ptr<PartCursor[]> cursors_;
 };
 
 }  // namespace clover

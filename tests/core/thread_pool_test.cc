@@ -1,4 +1,5 @@
-// ThreadPool: ranges cover [0, n) exactly once, for many sizes and pool sizes.
+// ThreadPool: ranges cover [0, n) exactly once, for many sizes and pool sizes, and a slow thread's
+// share is taken over by the others.
 #include "core/thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -41,6 +42,20 @@ TEST(ThreadPoolTest, SplitsWorkAcrossCalls) {
     });
   }
   EXPECT_EQ(sum.load(), 200 * 4950);
+}
+
+// A thread held up in its first part (a descheduled vCPU) must not keep the rest of the range
+// waiting: the other thread takes every remaining part.
+TEST(ThreadPoolTest, OtherThreadsTakeOverAStalledThreadsParts) {
+  ThreadPool pool(2);
+  constexpr int64_t n = 2 * ThreadPool::kPartsPerThread;
+  std::vector<std::thread::id> ran_by(n);
+  pool.ParallelFor(n, [&](int64_t b, int64_t e) {
+    ASSERT_EQ(e, b + 1);
+    if (b == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    ran_by[b] = std::this_thread::get_id();
+  });
+  for (int64_t i = 1; i < n; ++i) EXPECT_NE(ran_by[i], ran_by[0]) << i;
 }
 
 // Jobs must reach workers that just finished one and workers long asleep, and a pool must shut
