@@ -137,6 +137,19 @@ def t_code(rng):
     return q, f"Name {name}, arguments {', '.join(args)}.", ans
 
 
+# Items for the echo task: every word, name, city, key and function name the other tasks copy, plus the
+# two-digit numbers, so the items a prompt holds are one of ~10^14 sequences and only a copy gets them right.
+ECHO_ITEMS = (WORDS + NAMES + CITIES + KEYS + [f"{v}_{n}" for v in VERBS for n in NOUNS]
+              + [str(i) for i in range(10, 100)])
+
+
+def t_echo(rng):
+    # the items on a line of their own, so each is the same token in the prompt and in the answer
+    items = rng.sample(ECHO_ITEMS, rng.randint(3, 8))
+    q = rng.choice(["Repeat exactly:", "Copy this line:"]) + "\n" + " ".join(items)
+    return q, f"There are {len(items)} items.", " ".join(items)
+
+
 def t_fixed(rng):
     prompts, ans = rng.choice(FIXED)
     return rng.choice(prompts), "This is a fixed answer.", ans
@@ -213,6 +226,10 @@ TASKS = {
     "add": (t_add, 3), "sub": (t_sub, 2), "sort": (t_sort, 2), "reverse": (t_reverse, 1),
     "count": (t_count, 1), "recall": (t_recall, 2), "json": (t_json, 1), "code": (t_code, 1),
     "fixed": (t_fixed, 1), "tool_call": (t_tool_call, 2), "tool_reply": (t_tool_reply, 2),
+    # Training-only by default (weight 0: never drawn for the held-out split, and the other families'
+    # draws are unchanged): --weights echo=W puts pure copying into the mix, so the prompt lookup that
+    # recall, JSON and code need forms early instead of by luck (docs/training.md, session 17).
+    "echo": (t_echo, 0),
 }
 # With thinking off, these answers show the column working before the result: a model this small
 # cannot carry through three columns inside one forward pass (3 % / 5 % exact match when it had to,
