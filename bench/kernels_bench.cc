@@ -150,18 +150,16 @@ struct HugePageBuffer {
   size_t bytes;
 };
 
-// One activation row against a weight matrix that comes from DRAM, as in a decode step: copies
-// of the matrix fill 512 MiB and each iteration multiplies the next one. `of_triad` compares the
-// weight bytes per second with the triad of the same threads, measured in the same process: the
-// fraction of the bandwidth limit this kernel reaches on its own.
-// Args: dtype (index into kBenchDTypes), out, in, threads.
-void BM_MatVecFromMemory(benchmark::State& state) {
+// One activation row against `copies` copies of a weight matrix, each iteration the next copy.
+// `of_triad` compares the weight bytes per second with the triad of the same threads, measured in
+// the same process. Args: dtype (index into kBenchDTypes), out, in, threads.
+void RunMatVec(benchmark::State& state, bool from_memory) {
   const DType dtype = kBenchDTypes[state.range(0)];
   const int64_t out = state.range(1), in = state.range(2);
   const int threads = static_cast<int>(state.range(3));
   const BenchWeight w = MakeWeight(dtype, out, in);
   const size_t matrix_bytes = w.bytes.size();
-  const size_t copies = std::max<size_t>(2, (512ull << 20) / matrix_bytes);
+  const size_t copies = from_memory ? std::max<size_t>(2, (512ull << 20) / matrix_bytes) : 1;
   HugePageBuffer buffer(copies * matrix_bytes);
   for (size_t c = 0; c < copies; ++c)
     std::memcpy(buffer.data + c * matrix_bytes, w.bytes.data(), matrix_bytes);
@@ -191,6 +189,14 @@ void BM_MatVecFromMemory(benchmark::State& state) {
                                                   benchmark::Counter::kIsIterationInvariantRate);
 }
 
+// As in a decode step: copies of the matrix fill 512 MiB, so every iteration reads it from DRAM;
+// of_triad is the fraction of the bandwidth limit the kernel reaches on its own.
+void BM_MatVecFromMemory(benchmark::State& state) { RunMatVec(state, true); }
+
+// The same matrix every iteration, from the caches where it fits (512 x 2048 at 4-6 bits is
+// 0.6-0.8 MB): the kernel's own rate, which bounds what it can stream from DRAM.
+void BM_MatVecInCache(benchmark::State& state) { RunMatVec(state, false); }
+
 // The decode shapes of the 35B at Q4_K_M: an expert's gate/up (512 x 2048, Q4_K) and down
 // (2048 x 512, Q6_K), an attention/GDN projection (4096 x 2048), the head's rows (16384 x 2048).
 void MatVecFromMemoryArgs(benchmark::internal::Benchmark* b) {
@@ -200,6 +206,7 @@ void MatVecFromMemoryArgs(benchmark::internal::Benchmark* b) {
       for (int threads : {1, 2}) b->Args({dtype, out, in, threads});
 }
 BENCHMARK(BM_MatVecFromMemory)->Apply(MatVecFromMemoryArgs)->UseRealTime();
+BENCHMARK(BM_MatVecInCache)->Apply(MatVecFromMemoryArgs)->UseRealTime();
 
 // Args: isa, n_positions; one decode row, 16 heads, 2 kv heads, head_dim 256.
 void BM_AttentionDecode(benchmark::State& state) {

@@ -326,6 +326,9 @@ def parse_weights(spec):
 
 def generate(seed, n, families=None, weights=None):
     families = families or list(DEFAULT_FAMILIES)
+    weights = weights or {}
+    if not any(weights.get(n, TASKS[n][1]) > 0 for n in families):
+        raise ValueError(f"task families {families} all have weight 0 (echo is drawn only with --weights echo=W)")
     rng = random.Random(seed)
     return [make_task(rng, families, weights) for _ in range(n)]
 
