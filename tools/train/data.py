@@ -227,8 +227,8 @@ TASKS = {
     "count": (t_count, 1), "recall": (t_recall, 2), "json": (t_json, 1), "code": (t_code, 1),
     "fixed": (t_fixed, 1), "tool_call": (t_tool_call, 2), "tool_reply": (t_tool_reply, 2),
     # Training-only by default (weight 0: never drawn for the held-out split, and the other families'
-    # draws are unchanged): --weights echo=W puts pure copying into the mix, so the prompt lookup that
-    # recall, JSON and code need forms early instead of by luck (docs/training.md, session 17).
+    # draws are unchanged): --weights echo=W puts pure copying into the mix, so the copy from the prompt
+    # that code and JSON need forms early instead of by luck (docs/training.md, session 17).
     "echo": (t_echo, 0),
 }
 # With thinking off, these answers show the column working before the result: a model this small
@@ -273,9 +273,14 @@ def completion(reasoning, answer, thinking):
     return body + "<|im_end|>"
 
 
+def family_weight(name, weights):
+    """the family's weight in a mix: `weights` (from --weights) where it names the family, else TASKS'"""
+    return weights.get(name, TASKS[name][1])
+
+
 def make_task(rng, families, weights=None):
     weights = weights or {}
-    name = rng.choices(families, weights=[weights.get(n, TASKS[n][1]) for n in families])[0]
+    name = rng.choices(families, weights=[family_weight(n, weights) for n in families])[0]
     if name in TOOL_TASKS:
         messages, tools, reasoning, answer = TASKS[name][0](rng)
     else:
@@ -327,7 +332,7 @@ def parse_weights(spec):
 def generate(seed, n, families=None, weights=None):
     families = families or list(DEFAULT_FAMILIES)
     weights = weights or {}
-    if not any(weights.get(n, TASKS[n][1]) > 0 for n in families):
+    if not any(family_weight(name, weights) > 0 for name in families):
         raise ValueError(f"task families {families} all have weight 0 (echo is drawn only with --weights echo=W)")
     rng = random.Random(seed)
     return [make_task(rng, families, weights) for _ in range(n)]
