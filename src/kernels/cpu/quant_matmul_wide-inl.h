@@ -23,14 +23,18 @@ struct WideActivations {
 // Activation rows per register tile; the weights of a super-block are decoded once per tile.
 constexpr int kWideTileRows = 4;
 
-inline void PackWideActivations(const ActBlock* x, int64_t n_rows, int64_t nb, WideActivations* p) {
+// Block j of each super-block goes to slot[j] of its super-block in `q` (the order the weights
+// decode in); the 16-element sums and the scales stay in the activations' own order.
+inline void PackWideActivations(const ActBlock* x, int64_t n_rows, int64_t nb, const int (&slot)[8],
+                                WideActivations* p) {
   const int64_t blocks = n_rows * nb;
   p->q.resize(static_cast<size_t>(blocks * kActBlockSize));
   p->sum16.resize(static_cast<size_t>(blocks * 2));
   p->d.resize(static_cast<size_t>(blocks / 8));
   PackHalfSums(x, blocks, p->sum16.data());
   for (int64_t b = 0; b < blocks; ++b) {
-    std::memcpy(p->q.data() + b * kActBlockSize, x[b].q, kActBlockSize);
+    const int64_t to = b - b % 8 + slot[b % 8];
+    std::memcpy(p->q.data() + to * kActBlockSize, x[b].q, kActBlockSize);
     if (b % 8 == 0) p->d[b / 8] = x[b].d;
   }
 }
@@ -50,12 +54,57 @@ inline __m512i HalfIndex(int lo, int hi) {
 // as a whole super-block's products when a row holds only 2-8 super-blocks (an expert's down and
 // gate/up projections).
 
+// The level vectors of WideQ4_K: a 64-byte load of a super-block's levels holds sub-blocks 2c,
+// 2c + 2 in its low nibbles and 2c + 1, 2c + 3 in its high ones.
+constexpr int kQ4_KPairs[4][2] = {{0, 2}, {1, 3}, {4, 6}, {5, 7}};
+
+// In-lane byte shuffles of WideQ4_K::ScalesAndMins (in every 128-bit lane) into int16 lanes, the
+// high bytes zeroed (index -1): for level vector k, int16 lanes 0-15 take the scale of sub-block
+// kQ4_KPairs[k][0] and lanes 16-31 kQ4_KPairs[k][1]; for the mins, each min twice, against the
+// two 16-element sums of its sub-block. Tables in memory: built inside the kernel they cost a
+// store-forwarding stall per weight row.
+struct Q4_KShuffles {
+  alignas(64) int8_t scale[4][64];
+  alignas(32) int8_t mins[32];
+};
+constexpr Q4_KShuffles MakeQ4_KShuffles() {
+  Q4_KShuffles t{};
+  for (int i = 0; i < 64; ++i)
+    for (int k = 0; k < 4; ++k)
+      t.scale[k][i] = static_cast<int8_t>(i % 2 == 1 ? -1 : kQ4_KPairs[k][i < 32 ? 0 : 1]);
+  for (int i = 0; i < 32; ++i) t.mins[i] = static_cast<int8_t>(i % 2 == 1 ? -1 : 8 + i / 4);
+  return t;
+}
+constexpr Q4_KShuffles kQ4_KShuffles = MakeQ4_KShuffles();
+
 struct WideQ4_K {
   static constexpr int64_t kBlockBytes = 144;
   static constexpr int kTileRows = kWideTileRows;
   using Activations = WideActivations;
+  // The activations in the order of the level vectors (kQ4_KPairs): 0 2 1 3 4 6 5 7.
+  static constexpr int kSlot[8] = {0, 2, 1, 3, 4, 6, 5, 7};
   static void Pack(const ActBlock* x, int64_t n_rows, int64_t nb, Activations* p) {
-    PackWideActivations(x, n_rows, nb, p);
+    PackWideActivations(x, n_rows, nb, kSlot, p);
+  }
+
+  // Bytes 0-7: the 6-bit scales of the 8 sub-blocks, 8-15: their mins, from the 12 bytes at
+  // `packed` (ref/dequantize.cc's layout: bytes 0-3 scales 0-3 and the top bits of scales 4-7,
+  // 4-7 the same for the mins, 8-11 the low nibbles of scales 4-7 and the high of mins 4-7).
+  static __m128i ScalesAndMins(const uint8_t* packed) {
+    const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+    const __m128i low = _mm_shuffle_epi8(raw, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8,
+                                                            9, 10, 11));
+    const __m128i top = _mm_shuffle_epi8(raw, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1,
+                                                            -1, 4, 5, 6, 7));
+    const __m128i low_mask =
+        _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
+    const __m128i shifted_mask =
+        _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+    // A 16-bit shift moves the neighbour byte's bits only into the bits the masks clear.
+    return _mm_or_si128(
+        _mm_or_si128(_mm_and_si128(low, low_mask),
+                     _mm_and_si128(_mm_srli_epi16(low, 4), shifted_mask)),
+        _mm_and_si128(_mm_srli_epi16(top, 2), _mm_set1_epi8(0x30)));
   }
 
   template <int R>
@@ -66,50 +115,48 @@ struct WideQ4_K {
     const int16_t* asum16 = a.sum16.data();
     const float* ad = a.d.data();
     const __m512i low4 = _mm512_set1_epi8(0x0F);
-    // Sub-blocks 2c and 2c+1 are the low and high nibbles of the same 32 bytes: a 16-bit shift
-    // of 0 in the lower half and 4 in the upper half, then the mask, gives both in one zmm.
-    const __m512i nibble_shift = HalfIndex(0, 4);
-    for (int r = 0; r < R; ++r) acc[r] = _mm512_setzero_ps();
+    const __m512i scale_index[4] = {
+        Load512(kQ4_KShuffles.scale[0]), Load512(kQ4_KShuffles.scale[1]),
+        Load512(kQ4_KShuffles.scale[2]), Load512(kQ4_KShuffles.scale[3])};
+    const __m256i min_index = Load256(kQ4_KShuffles.mins);
+    __m256 acc_min[R];
+    for (int r = 0; r < R; ++r) {
+      acc[r] = _mm512_setzero_ps();
+      acc_min[r] = _mm256_setzero_ps();
+    }
     for (int64_t sb = 0; sb < nsb; ++sb) {
       const uint8_t* blk = w + sb * kBlockBytes;
-      const float d = LoadHalf(blk);
-      const float dmin = LoadHalf(blk + 2);
-      // The 6-bit scales and mins of the 8 sub-blocks, 12 bytes (ref/dequantize.cc's layout)
-      // unpacked four at a time in 32-bit words.
-      uint32_t u[3];
-      std::memcpy(u, blk + 4, 12);
-      const uint64_t sc8 =
-          (u[0] & 0x3F3F3F3Fu) |
-          (static_cast<uint64_t>((u[2] & 0x0F0F0F0Fu) | ((u[0] >> 2) & 0x30303030u)) << 32);
-      const uint64_t mn8 =
-          (u[1] & 0x3F3F3F3Fu) |
-          (static_cast<uint64_t>(((u[2] >> 4) & 0x0F0F0F0Fu) | ((u[1] >> 2) & 0x30303030u)) << 32);
-      const __m128i sc_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(sc8));
-      const __m512i sc16 = _mm512_broadcast_i32x4(_mm_cvtepu8_epi16(sc_bytes));
-      // Each min twice, against the two 16-element sums of its sub-block.
-      const __m128i mn_bytes = _mm_cvtsi64_si128(static_cast<int64_t>(mn8));
-      const __m256i mn_pairs = _mm256_cvtepu8_epi16(_mm_unpacklo_epi8(mn_bytes, mn_bytes));
+      int32_t d_pair;
+      std::memcpy(&d_pair, blk, 4);
+      const __m128 d_dmin = _mm_cvtph_ps(_mm_cvtsi32_si128(d_pair));
+      const __m512 d = _mm512_broadcastss_ps(d_dmin);
+      const __m256 dmin = _mm256_broadcastss_ps(_mm_movehdup_ps(d_dmin));
+      const __m512i scales_mins = _mm512_broadcast_i32x4(ScalesAndMins(blk + 4));
+      const __m256i mins = _mm256_shuffle_epi8(_mm512_castsi512_si256(scales_mins), min_index);
       __m512i wq[4], scale[4];
-      for (int c = 0; c < 4; ++c) {
-        const __m512i raw = _mm512_broadcast_i64x4(Load256(blk + 16 + 32 * c));
-        wq[c] = _mm512_and_si512(_mm512_srlv_epi16(raw, nibble_shift), low4);
-        scale[c] = _mm512_permutexvar_epi16(HalfIndex(2 * c, 2 * c + 1), sc16);
+      for (int h = 0; h < 2; ++h) {
+        const __m512i raw = Load512(blk + 16 + 64 * h);
+        wq[2 * h] = _mm512_and_si512(raw, low4);
+        wq[2 * h + 1] = _mm512_and_si512(_mm512_srli_epi16(raw, 4), low4);
       }
+      for (int k = 0; k < 4; ++k) scale[k] = _mm512_shuffle_epi8(scales_mins, scale_index[k]);
       for (int r = 0; r < R; ++r) {
         const int64_t at = (r0 + r) * nsb + sb;
         const int8_t* q = aq + at * 256;
         __m512i isum = _mm512_setzero_si512();
-        for (int c = 0; c < 4; ++c)
+        for (int k = 0; k < 4; ++k)
           isum =
-              _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(wq[c], Load512(q + 64 * c)), scale[c]);
-        const float dx = ad[at];
-        acc[r] = _mm512_fmadd_ps(_mm512_set1_ps(d * dx), _mm512_cvtepi32_ps(isum), acc[r]);
-        // The mins in the lower 8 lanes of the same accumulator (the upper 8 add zeros).
-        const __m256i mins = _mm256_madd_epi16(mn_pairs, Load256(asum16 + at * 16));
-        acc[r] = _mm512_fnmadd_ps(_mm512_set1_ps(dmin * dx),
-                                  _mm512_cvtepi32_ps(_mm512_zextsi256_si512(mins)), acc[r]);
+              _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(wq[k], Load512(q + 64 * k)), scale[k]);
+        acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(isum), d),
+                                 _mm512_set1_ps(ad[at]), acc[r]);
+        const __m256i min_dot = _mm256_madd_epi16(mins, Load256(asum16 + at * 16));
+        acc_min[r] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(min_dot), dmin),
+                                     _mm256_set1_ps(ad[at]), acc_min[r]);
       }
     }
+    // The mins are subtracted once, in the lower 8 lanes.
+    for (int r = 0; r < R; ++r)
+      acc[r] = _mm512_sub_ps(acc[r], _mm512_zextps256_ps512(acc_min[r]));
   }
 };
 
@@ -117,8 +164,9 @@ struct WideQ6_K {
   static constexpr int64_t kBlockBytes = 210;
   static constexpr int kTileRows = kWideTileRows;
   using Activations = WideActivations;
+  static constexpr int kSlot[8] = {0, 1, 2, 3, 4, 5, 6, 7};
   static void Pack(const ActBlock* x, int64_t n_rows, int64_t nb, Activations* p) {
-    PackWideActivations(x, n_rows, nb, p);
+    PackWideActivations(x, n_rows, nb, kSlot, p);
   }
 
   template <int R>
