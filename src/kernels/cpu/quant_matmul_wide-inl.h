@@ -92,19 +92,17 @@ struct WideQ4_K {
   // 4-7 the same for the mins, 8-11 the low nibbles of scales 4-7 and the high of mins 4-7).
   static __m128i ScalesAndMins(const uint8_t* packed) {
     const __m128i raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
-    const __m128i low = _mm_shuffle_epi8(raw, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8,
-                                                            9, 10, 11));
-    const __m128i top = _mm_shuffle_epi8(raw, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1,
-                                                            -1, 4, 5, 6, 7));
+    const __m128i low =
+        _mm_shuffle_epi8(raw, _mm_setr_epi8(0, 1, 2, 3, 8, 9, 10, 11, 4, 5, 6, 7, 8, 9, 10, 11));
+    const __m128i top = _mm_shuffle_epi8(
+        raw, _mm_setr_epi8(-1, -1, -1, -1, 0, 1, 2, 3, -1, -1, -1, -1, 4, 5, 6, 7));
     const __m128i low_mask =
         _mm_setr_epi8(63, 63, 63, 63, 15, 15, 15, 15, 63, 63, 63, 63, 0, 0, 0, 0);
-    const __m128i shifted_mask =
-        _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
+    const __m128i shifted_mask = _mm_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 15, 15, 15, 15);
     // A 16-bit shift moves the neighbour byte's bits only into the bits the masks clear.
-    return _mm_or_si128(
-        _mm_or_si128(_mm_and_si128(low, low_mask),
-                     _mm_and_si128(_mm_srli_epi16(low, 4), shifted_mask)),
-        _mm_and_si128(_mm_srli_epi16(top, 2), _mm_set1_epi8(0x30)));
+    return _mm_or_si128(_mm_or_si128(_mm_and_si128(low, low_mask),
+                                     _mm_and_si128(_mm_srli_epi16(low, 4), shifted_mask)),
+                        _mm_and_si128(_mm_srli_epi16(top, 2), _mm_set1_epi8(0x30)));
   }
 
   template <int R>
@@ -147,16 +145,15 @@ struct WideQ4_K {
         for (int k = 0; k < 4; ++k)
           isum =
               _mm512_dpwssd_epi32(isum, _mm512_maddubs_epi16(wq[k], Load512(q + 64 * k)), scale[k]);
-        acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(isum), d),
-                                 _mm512_set1_ps(ad[at]), acc[r]);
+        acc[r] = _mm512_fmadd_ps(_mm512_mul_ps(_mm512_cvtepi32_ps(isum), d), _mm512_set1_ps(ad[at]),
+                                 acc[r]);
         const __m256i min_dot = _mm256_madd_epi16(mins, Load256(asum16 + at * 16));
         acc_min[r] = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(min_dot), dmin),
                                      _mm256_set1_ps(ad[at]), acc_min[r]);
       }
     }
     // The mins are subtracted once, in the lower 8 lanes.
-    for (int r = 0; r < R; ++r)
-      acc[r] = _mm512_sub_ps(acc[r], _mm512_zextps256_ps512(acc_min[r]));
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_sub_ps(acc[r], _mm512_zextps256_ps512(acc_min[r]));
   }
 };
 
