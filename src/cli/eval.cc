@@ -32,6 +32,7 @@ struct EvalOptions {
   int64_t max_tokens = 128;  // evaluate.py's max_new
   decode::DecodeRequest tuning;  // decoder options (AddDecoderOptions); kind and prompt unused
   bool json = false;
+  std::string failures;  // JSONL file for every wrong answer, "" = none
 };
 
 // One line of the suite (tools/train/data.py eval_record).
@@ -82,6 +83,12 @@ struct Tally {
     return n == 0 ? 0.0 : static_cast<double>(forwards) / static_cast<double>(n);
   }
   double tok_s() const { return seconds > 0 ? static_cast<double>(tokens) / seconds : 0.0; }
+};
+
+// One task's tally and the final answer it produced.
+struct TaskOutcome {
+  Tally tally;
+  std::string answer;
 };
 
 struct ConfigResult {
@@ -207,8 +214,8 @@ class SuiteRunner {
 
   const decode::DecodeModelInfo& info() const { return info_; }
 
-  // Runs one task greedily; returns its tally (n = 1, correct 0 or 1).
-  Result<Tally> RunTask(const DecoderConfig& config, const std::vector<int32_t>& prompt,
+  // Runs one task greedily; returns its tally (n = 1, correct 0 or 1) and final answer.
+  Result<TaskOutcome> RunTask(const DecoderConfig& config, const std::vector<int32_t>& prompt,
                         bool thinking, const std::string& answer) {
     decode::DecodeRequest req = tuning_;
     req.kind = config.kind;
@@ -230,16 +237,18 @@ class SuiteRunner {
     CLOVER_ASSIGN_OR_RETURN(decode::GenerateResult r, generator_.Run(*decoder));
     // Specials (EOS, im_end) are dropped; </think> is an ordinary added token and stays.
     CLOVER_ASSIGN_OR_RETURN(std::string text, tok_.Decode(r.tokens, /*skip_special=*/true));
-    Tally t;
+    TaskOutcome outcome;
+    outcome.answer = FinalAnswer(text);
+    Tally& t = outcome.tally;
     t.n = 1;
-    t.correct = FinalAnswer(text) == answer ? 1 : 0;
+    t.correct = outcome.answer == answer ? 1 : 0;
     t.tokens = r.counters.tokens;
     t.passes = r.counters.passes();
     t.forwards = r.forward_calls;
     t.drafted = r.counters.drafted;
     t.accepted = r.counters.draft_accepted;
     t.seconds = r.seconds;
-    return t;
+    return outcome;
   }
 
   const tokenizer::Tokenizer& tokenizer() const { return tok_; }
@@ -253,13 +262,18 @@ class SuiteRunner {
   decode::DecodeModelInfo info_;
 };
 
-nlohmann::ordered_json RowJson(const ConfigResult& r) {
-  const bool ar = !decode::IsBlockDecoder(r.config.kind);  // no tau or block axis
+// {decoder, threshold, block}: null threshold and block for the decoders without those axes.
+nlohmann::ordered_json ConfigJson(const DecoderConfig& config) {
+  const bool ar = !decode::IsBlockDecoder(config.kind);
   nlohmann::ordered_json row;
-  row["decoder"] = decode::DecoderKindName(r.config.kind);
-  row["threshold"] =
-      ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.config.threshold);
-  row["block"] = ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.config.block);
+  row["decoder"] = decode::DecoderKindName(config.kind);
+  row["threshold"] = ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(config.threshold);
+  row["block"] = ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(config.block);
+  return row;
+}
+
+nlohmann::ordered_json RowJson(const ConfigResult& r) {
+  nlohmann::ordered_json row = ConfigJson(r.config);
   row["accuracy"] = r.total.accuracy();
   row["tokens_per_pass"] = r.total.tokens_per_pass();
   row["passes"] = r.total.passes_per_answer();
@@ -356,6 +370,11 @@ Status RunEval(EvalOptions opts) {
     prompts.push_back(tok.Encode(rendered));
   }
 
+  std::ofstream failures;
+  if (!opts.failures.empty()) {
+    failures.open(opts.failures, std::ios::trunc);
+    if (!failures) return InvalidArgument("--failures: cannot write " + opts.failures);
+  }
   SuiteRunner runner(std::move(engine), std::move(tok), opts.max_tokens, opts.tuning);
   std::vector<ConfigResult> results;
   Progress progress("eval", configs.size() * tasks.size());
@@ -364,15 +383,26 @@ Status RunEval(EvalOptions opts) {
     ConfigResult res;
     res.config = config;
     for (size_t i = 0; i < tasks.size(); ++i) {
-      CLOVER_ASSIGN_OR_RETURN(Tally t,
+      CLOVER_ASSIGN_OR_RETURN(TaskOutcome outcome,
                               runner.RunTask(config, prompts[i], thinking[i], tasks[i].answer));
-      res.total.Add(t);
-      res.by_task[tasks[i].task].Add(t);
+      res.total.Add(outcome.tally);
+      res.by_task[tasks[i].task].Add(outcome.tally);
+      if (failures.is_open() && outcome.tally.correct == 0) {
+        nlohmann::ordered_json row = ConfigJson(config);
+        row["task"] = tasks[i].task;
+        row["where"] = tasks[i].where;
+        row["enable_thinking"] = tasks[i].enable_thinking;
+        row["expected"] = tasks[i].answer;
+        row["got"] = outcome.answer;
+        failures << row.dump() << "\n";
+      }
       progress.Update(++done);
     }
     results.push_back(std::move(res));
   }
   progress.Finish();
+  if (failures.is_open() && !failures.flush())
+    return InvalidArgument("--failures: writing " + opts.failures + " failed");
 
   if (opts.json) {
     nlohmann::ordered_json rows = nlohmann::ordered_json::array();
@@ -406,6 +436,9 @@ void RegisterEvalCommand(CLI::App& app) {
   cmd->add_option("--max-tokens", opts->max_tokens, "generated tokens per answer (default 128)");
   AddDecoderOptions(cmd, &opts->tuning);
   cmd->add_flag("--json", opts->json, "print the rows as JSON");
+  cmd->add_option("--failures", opts->failures,
+                  "write every wrong answer to this JSONL file: decoder, threshold, block, task, "
+                  "where (suite file:line), enable_thinking, expected, got");
   AddThreadsOption(cmd, &opts->threads);
   cmd->callback([opts] {
     Status s = RunEval(*opts);

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 
@@ -70,6 +71,61 @@ TEST(EvalCommandTest, DemoSubsetRowsAndArAccuracyFloor) {
   EXPECT_EQ(rows[1]["threshold"].get<double>(), 0.95);
   EXPECT_EQ(rows[1]["block"].get<int>(), 8);
   EXPECT_EQ(rows[2]["block"].get<int>(), 32);
+}
+
+TEST(EvalCommandTest, FailuresFileHoldsEveryWrongAnswer) {
+  if (!DemoPresent()) GTEST_SKIP() << "models/clover-demo (with eval_tasks.jsonl) is not there yet";
+  // Two fixed-phrase tasks, the second with an answer no decoder writes: at least one failure per
+  // decoder, and the file must hold exactly the wrong answers the JSON rows count.
+  const fs::path suite = fs::temp_directory_path() / "clover_eval_test_failures.jsonl";
+  const fs::path failures = fs::temp_directory_path() / "clover_eval_test_failures.out.jsonl";
+  {
+    std::ifstream in(kDemo / "eval_tasks.jsonl");
+    std::ofstream f(suite);
+    std::string line;
+    int kept = 0;
+    while (kept < 2 && std::getline(in, line)) {
+      nlohmann::json row = nlohmann::json::parse(line);
+      if (row["task"] != "fixed") continue;
+      if (kept == 1) row["answer"] = "an answer nobody writes";
+      f << row.dump() << "\n";
+      ++kept;
+    }
+  }
+  const auto [rc, out, err] =
+      RunClover("eval " + kDemo.string() + " --suite " + suite.string() +
+                " --json --threads 2 --decoders ar,diffusion --thresholds 0.95 --blocks 8 "
+                "--failures " + failures.string());
+  ASSERT_EQ(rc, 0) << err;
+  const nlohmann::json rows = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(rows.is_array()) << out;
+  ASSERT_EQ(rows.size(), 2u) << out;
+  std::map<std::string, int> wrong_by_decoder;
+  std::ifstream in(failures);
+  std::string line;
+  while (std::getline(in, line)) {
+    const nlohmann::json f = nlohmann::json::parse(line, nullptr, false);
+    ASSERT_TRUE(f.is_object()) << line;
+    for (const char* key : {"decoder", "threshold", "block", "task", "where", "enable_thinking",
+                            "expected", "got"})
+      ASSERT_TRUE(f.contains(key)) << key << " in " << line;
+    EXPECT_NE(f["expected"], f["got"]) << line;
+    EXPECT_EQ(f["task"], "fixed");
+    EXPECT_NE(f["where"].get<std::string>().find(suite.string() + ":"), std::string::npos);
+    ++wrong_by_decoder[f["decoder"].get<std::string>()];
+  }
+  const RunResult unwritable = RunClover("eval " + kDemo.string() + " --suite " + suite.string() +
+                                         " --decoders ar --failures /nonexistent-dir/f.jsonl");
+  EXPECT_NE(unwritable.rc, 0);
+  EXPECT_NE(unwritable.err.find("--failures"), std::string::npos) << unwritable.err;
+  fs::remove(suite);
+  fs::remove(failures);
+  for (const nlohmann::json& r : rows) {
+    const int n = r["n"].get<int>();
+    const int wrong = n - static_cast<int>(r["accuracy"].get<double>() * n + 0.5);
+    EXPECT_GE(wrong, 1) << r.dump();
+    EXPECT_EQ(wrong_by_decoder[r["decoder"].get<std::string>()], wrong) << r.dump();
+  }
 }
 
 TEST(EvalCommandTest, MalformedSuiteNamesFileAndLine) {
