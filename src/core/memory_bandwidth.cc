@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <memory>
 
 namespace clover {
 namespace {
@@ -22,31 +21,41 @@ void Triad(ThreadPool& pool, double* a, const double* b, const double* c, double
       kMinChunk);
 }
 
-TriadBandwidth MeasureTriadBandwidth(ThreadPool& pool, uint64_t array_bytes, int reps) {
-  const int64_t n = static_cast<int64_t>(array_bytes / sizeof(double));
-  // Not std::vector: its value-initialisation would touch every page on this thread.
-  std::unique_ptr<double[]> a(new double[n]), b(new double[n]), c(new double[n]);
-  pool.ParallelFor(
-      n,
+TriadArrays::TriadArrays(ThreadPool& pool, uint64_t array_bytes)
+    : pool_(pool),
+      n_(static_cast<int64_t>(array_bytes / sizeof(double))),
+      // Not std::vector: its value-initialisation would touch every page on this thread.
+      a_(new double[n_]),
+      b_(new double[n_]),
+      c_(new double[n_]) {
+  pool_.ParallelFor(
+      n_,
       [&](int64_t begin, int64_t end) {
-        std::fill(a.get() + begin, a.get() + end, 0.0);
-        std::fill(b.get() + begin, b.get() + end, 1.0);
-        std::fill(c.get() + begin, c.get() + end, 2.0);
+        std::fill(a_.get() + begin, a_.get() + end, 0.0);
+        std::fill(b_.get() + begin, b_.get() + end, 1.0);
+        std::fill(c_.get() + begin, c_.get() + end, 2.0);
       },
       kMinChunk);
-  Triad(pool, a.get(), b.get(), c.get(), 3.0, n);
+  Triad(pool_, a_.get(), b_.get(), c_.get(), 3.0, n_);
+}
+
+TriadBandwidth TriadArrays::Measure(int reps) {
   double best = 1e300;
   for (int r = 0; r < reps; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
-    Triad(pool, a.get(), b.get(), c.get(), 3.0, n);
+    Triad(pool_, a_.get(), b_.get(), c_.get(), 3.0, n_);
     best = std::min(best,
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
   }
   TriadBandwidth out;
-  out.array_bytes = static_cast<uint64_t>(n) * sizeof(double);
+  out.array_bytes = static_cast<uint64_t>(n_) * sizeof(double);
   out.bytes_per_second = 3.0 * static_cast<double>(out.array_bytes) / best;
-  out.threads = pool.size();
+  out.threads = pool_.size();
   return out;
+}
+
+TriadBandwidth MeasureTriadBandwidth(ThreadPool& pool, uint64_t array_bytes, int reps) {
+  return TriadArrays(pool, array_bytes).Measure(reps);
 }
 
 }  // namespace clover

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 
 #include "core/thread_pool.h"
 
@@ -18,10 +19,26 @@ struct TriadBandwidth {
   int threads = 0;
 };
 
-// Returns the best of `reps` triad passes over three arrays of `array_bytes` bytes of doubles
-// (first touched in parallel, then one untimed pass). Counts 3 arrays per pass (2 read, 1
-// written) as STREAM does, without the write-allocate read of `a`. Arrays must be well above the
-// last-level cache for the figure to be a DRAM rate.
+// Three arrays of doubles kept between measurements, so a triad can be taken right before each
+// timed run it is compared with (a VM's bandwidth moves between seconds, not only between runs).
+// Counts 3 arrays per pass (2 read, 1 written) as STREAM does, without the write-allocate read of
+// `a`. Arrays must be well above the last-level cache for the figure to be a DRAM rate.
+class TriadArrays {
+ public:
+  // Allocates `array_bytes` (rounded down to whole doubles) per array, first touched in parallel
+  // on `pool`, then runs one untimed pass.
+  TriadArrays(ThreadPool& pool, uint64_t array_bytes);
+
+  // The best of `reps` timed passes.
+  TriadBandwidth Measure(int reps);
+
+ private:
+  ThreadPool& pool_;
+  int64_t n_;
+  std::unique_ptr<double[]> a_, b_, c_;
+};
+
+// TriadArrays(pool, array_bytes).Measure(reps): the arrays are freed on return.
 TriadBandwidth MeasureTriadBandwidth(ThreadPool& pool, uint64_t array_bytes, int reps);
 
 }  // namespace clover

@@ -130,6 +130,38 @@ TEST(BenchCommandTest, JsonSetsDecodeAndThePassAgainstTheBandwidth) {
   EXPECT_NEAR(j["tg32_limit_tok_s"].get<double>(), bw / step, 1e-6 * bw / step);
   EXPECT_NEAR(j["tg32_of_limit"].get<double>(),
               j["tg32_tok_s"].get<double>() / j["tg32_limit_tok_s"].get<double>(), 1e-9);
+
+  // One repetition: its pair is the one decode time and the triad taken just before it.
+  const double paired_triad = j["tg32_paired_triad_gb_s_low"].get<double>() * 1e9;
+  EXPECT_EQ(j["tg32_paired_triad_gb_s_high"].get<double>(),
+            j["tg32_paired_triad_gb_s_low"].get<double>());
+  EXPECT_GT(paired_triad, 0.0);
+  EXPECT_NEAR(j["tg32_paired_of_limit"].get<double>(),
+              j["tg32_tok_s"].get<double>() * step / paired_triad,
+              1e-9 * j["tg32_paired_of_limit"].get<double>());
+  EXPECT_EQ(j["tg32_paired_of_limit_low"].get<double>(), j["tg32_paired_of_limit"].get<double>());
+  EXPECT_EQ(j["tg32_paired_of_limit_high"].get<double>(), j["tg32_paired_of_limit"].get<double>());
+}
+
+// With several repetitions the paired shares are ordered low <= median <= high, and the best
+// repetition's speed is at least the paired median's over the paired triads' range.
+TEST(BenchCommandTest, PairedDecodeRepetitionsAreSummarised) {
+  const RunResult r = RunClover("bench --random tiny --threads 2 --reps 3 --rows 4 --triad-mib 8 --json");
+  ASSERT_EQ(r.rc, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  const double low = j["tg32_paired_of_limit_low"].get<double>();
+  const double median = j["tg32_paired_of_limit"].get<double>();
+  const double high = j["tg32_paired_of_limit_high"].get<double>();
+  EXPECT_GT(low, 0.0);
+  EXPECT_LE(low, median);
+  EXPECT_LE(median, high);
+  const double triad_low = j["tg32_paired_triad_gb_s_low"].get<double>();
+  const double triad_high = j["tg32_paired_triad_gb_s_high"].get<double>();
+  EXPECT_GT(triad_low, 0.0);
+  EXPECT_LE(triad_low, triad_high);
+  // The fastest repetition against the slowest paired triad bounds every paired share.
+  const double step = j["tg32_bytes_per_step"].get<double>();
+  EXPECT_LE(high, j["tg32_tok_s"].get<double>() * step / (triad_low * 1e9) * (1 + 1e-9));
 }
 
 // Loading maps the file: neither the load nor the first token reads the experts that token is

@@ -34,5 +34,17 @@ TEST(MemoryBandwidthTest, ReportsArraysThreadsAndAFiniteRate) {
   EXPECT_GT(bw.bytes_per_second, 0.0);
 }
 
+TEST(MemoryBandwidthTest, ArraysKeptForRepeatedMeasurements) {
+  ThreadPool pool(2);
+  TriadArrays arrays(pool, (3 << 20) + 5);
+  for (int i = 0; i < 3; ++i) {
+    const TriadBandwidth bw = arrays.Measure(1);
+    EXPECT_EQ(bw.array_bytes, uint64_t{3 << 20});
+    EXPECT_EQ(bw.threads, 2);
+    EXPECT_TRUE(std::isfinite(bw.bytes_per_second));
+    EXPECT_GT(bw.bytes_per_second, 0.0);
+  }
+}
+
 }  // namespace
 }  // namespace clover
