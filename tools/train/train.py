@@ -66,6 +66,37 @@ def make_batch(examples, idx, L, pad_id, mask_id, rng, shift=False):
     return ids, ar_tgt, starts, noisy, diff_tgt
 
 
+def order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, frac, shift, rng):
+    """For a `frac` share of the rows, keeps the number of masked block rows but moves the masks to the
+    rows the model is least sure of in a preview of the fully masked block: LowConfidence fixes the
+    confident rows first, so the states the decoder meets hold the hard rows still masked around
+    fixed easy ones, which uniformly random masks rarely draw. With shift, row j's token is scored
+    by preview row j - 1 and row 0's by the causal pass, so row 0 is never chosen."""
+    B, L = noisy.shape
+    pick = torch.tensor([rng.random() < frac for _ in range(B)])
+    if not pick.any():
+        return noisy, diff_tgt
+    block = ids[torch.arange(B)[:, None], starts[:, None] + torch.arange(L)[None, :]]
+    with torch.no_grad():
+        conf = net.preview(torch.full_like(noisy, mask_id), ctx).softmax(-1).amax(-1)
+    if shift:
+        conf = torch.cat([torch.full((B, 1), float("inf")), conf[:, :-1]], 1)
+    order = conf.argsort(1)  # least confident first
+    count = (noisy == mask_id).sum(1, keepdim=True)
+    if shift:  # row 0 counted as masked scores nothing; it stays where the random draw put it
+        count = count - (noisy[:, :1] == mask_id).long()
+    ordered = torch.zeros_like(noisy, dtype=torch.bool)
+    ordered.scatter_(1, order, torch.arange(L)[None, :].expand(B, L) < count.clamp(min=1))
+    if shift:
+        ordered[:, 0] = noisy[:, 0] == mask_id
+    masked = torch.where(pick[:, None], ordered, noisy == mask_id)
+    noisy = block.masked_fill(masked, mask_id)
+    diff_tgt = block.masked_fill(~masked, -100)
+    if shift:
+        diff_tgt = torch.cat([diff_tgt[:, 1:], torch.full((B, 1), -100, dtype=torch.long)], 1)
+    return noisy, diff_tgt
+
+
 def draw_rows(lengths, bucket, budget, rng):
     """rows from one length bucket until the padded batch (rows x longest) would pass `budget` tokens:
     mixing a 300-token tool prompt into a batch of 40-token rows would pad every row to 300"""
@@ -111,6 +142,9 @@ def main():
     ap.add_argument("--weights", default="",
                     help="training mix weights that differ from data.TASKS', e.g. recall=4,sort=4 ('' for none)")
     ap.add_argument("--diff-weight", type=float, default=1.0, help="weight of the diffusion loss")
+    ap.add_argument("--ordered-masks", type=float, default=0.0, metavar="F",
+                    help="fraction of rows whose block mask is the model's own least confident rows (from a "
+                         "no-grad preview of the fully masked block) instead of uniformly random ones")
     ap.add_argument("--shift-logits", action="store_true",
                     help="train the preview to predict each row's next token (config diffusion.shift_logits)")
     ap.add_argument("--vocab", type=int, default=2048)
@@ -230,7 +264,11 @@ def train(rank, args, port):
         logits = net.causal(ids, state, keep_states=True)
         aux = net.aux
         loss_ar = F.cross_entropy(logits.flatten(0, 1), ar_tgt.flatten())
-        plog = net.preview(noisy, net.context_at(state, starts))
+        ctx = net.context_at(state, starts)
+        if args.ordered_masks > 0:
+            noisy, diff_tgt = order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, args.ordered_masks,
+                                          cfg["diffusion"]["shift_logits"], rng)
+        plog = net.preview(noisy, ctx)
         aux = aux + net.aux
         loss_diff = F.cross_entropy(plog.flatten(0, 1), diff_tgt.flatten())
         loss = loss_ar + args.diff_weight * loss_diff + 0.01 * aux
