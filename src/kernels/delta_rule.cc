@@ -12,29 +12,14 @@ namespace clover::kernels {
 void DeltaRuleRecurrent(const KernelContext& ctx, const DeltaRuleArgs& a) {
   const KernelTable& kt = ctx.table;
   ctx.pool.ParallelFor(a.hv, [&](int64_t h0, int64_t h1) {
-    std::vector<float> u(a.dv);
     for (int64_t h = h0; h < h1; ++h) {
       const int64_t kh = h % a.hk;
       float* S = a.state + h * a.dk * a.dv;
       for (int64_t t = 0; t < a.n_rows; ++t) {
-        const float* q = a.q + t * a.qk_stride + kh * a.dk;
-        const float* k = a.k + t * a.qk_stride + kh * a.dk;
-        const float* v = a.v + t * a.v_stride + h * a.dv;
-        const float decay = std::exp(a.g[t * a.gate_stride + h]);
-        const float beta = a.beta[t * a.gate_stride + h];
-        // Two passes over S instead of four: read S^T k on the undecayed state (scaled after),
-        // then decay, write and read out each row while it is in L1.
-        std::fill(u.begin(), u.end(), 0.0f);
-        for (int64_t i = 0; i < a.dk; ++i) kt.axpy(k[i], S + i * a.dv, u.data(), a.dv);
-        for (int64_t j = 0; j < a.dv; ++j) u[j] = beta * (v[j] - decay * u[j]);  // u = delta
-        float* o = a.out + t * a.out_stride + h * a.dv;
-        std::fill(o, o + a.dv, 0.0f);
-        for (int64_t i = 0; i < a.dk; ++i) {
-          float* row = S + i * a.dv;
-          kt.scale(decay, row, a.dv);
-          kt.axpy(k[i], u.data(), row, a.dv);
-          kt.axpy(q[i], row, o, a.dv);
-        }
+        kt.delta_step(S, a.dk, a.dv, a.q + t * a.qk_stride + kh * a.dk,
+                      a.k + t * a.qk_stride + kh * a.dk, a.v + t * a.v_stride + h * a.dv,
+                      std::exp(a.g[t * a.gate_stride + h]), a.beta[t * a.gate_stride + h],
+                      a.out + t * a.out_stride + h * a.dv);
       }
     }
   });

@@ -41,6 +41,12 @@ using DotFn = float (*)(const float* a, const float* b, int64_t n);
 using AxpyFn = void (*)(float alpha, const float* x, float* y, int64_t n);
 // Does y[i] *= alpha.
 using ScaleFn = void (*)(float alpha, float* y, int64_t n);
+// One gated delta-rule step of one head on its state S [dk x dv], row-major (architecture.md
+// §3.2): u = S^T k; delta = beta * (v - decay * u); S = decay * S + k delta^T; o = S^T q (the
+// updated S). Decode runs it for every GDN head of every token, so it is one kernel that reads S
+// twice rather than an axpy call per row.
+using DeltaStepFn = void (*)(float* S, int64_t dk, int64_t dv, const float* q, const float* k,
+                             const float* v, float decay, float beta, float* o);
 // Computes c[r * c_stride + j] = sum_i a[r * a_stride + i] * b[i * b_stride + j] for r < n,
 // j < m, i < k (adds to c instead when `accumulate`): a small f32 product of two row-major
 // operands, the second one not transposed, as the delta rule's chunks need (kernels/delta_rule.cc).
@@ -61,6 +67,7 @@ struct KernelTable {
   DotFn dot = nullptr;
   AxpyFn axpy = nullptr;
   ScaleFn scale = nullptr;
+  DeltaStepFn delta_step = nullptr;
   GemmFn gemm = nullptr;
 };
 

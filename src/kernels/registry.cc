@@ -25,6 +25,7 @@ KernelTable MakeRefTable() {
   t.dot = ref::Dot;
   t.axpy = ref::Axpy;
   t.scale = ref::Scale;
+  t.delta_step = ref::DeltaStep;
   t.gemm = ref::Gemm;
   return t;
 }
@@ -44,6 +45,7 @@ KernelTable MakeAvx2Table() {
   t.dot = avx2::Dot;
   t.axpy = avx2::Axpy;
   t.scale = avx2::Scale;
+  t.delta_step = avx2::DeltaStep;
   t.gemm = avx2::Gemm;
   return t;
 }
@@ -64,6 +66,7 @@ KernelTable MakeAvx512Table() {
   t.dot = avx512::Dot;
   t.axpy = avx512::Axpy;
   t.scale = avx512::Scale;
+  t.delta_step = avx512::DeltaStep;
   t.gemm = avx512::Gemm;
   return t;
 }

@@ -8,6 +8,7 @@
 #include "core/dtype.h"
 #include "kernels/kernel_table.h"
 #include "kernels/kernel_test_util.h"
+#include "kernels/ref/vector_ops.h"
 
 namespace clover::kernels {
 namespace {
@@ -105,6 +106,36 @@ TEST(VectorOpsTest, EveryIsaMatchesReference) {
       kt.scale(-1.25f, y.data(), n);
       for (int64_t i = 0; i < n; ++i) want[i] = -1.25 * b[i];
       EXPECT_LE(MaxRelError(y, want), 1e-7);
+    }
+  }
+}
+
+// The delta-rule step against the reference on random non-zero data: dv below, at and past the
+// kernels' column stripes (16/32/64 floats), and nothing written past the output's dv floats.
+TEST(DeltaStepTest, EveryIsaMatchesReference) {
+  constexpr int64_t kGuard = 5;
+  for (Isa isa : AvailableIsas()) {
+    const KernelTable& kt = GetKernelTable(isa);
+    for (int64_t dk : {1, 3, 64, 128}) {
+      for (int64_t dv : {1, 7, 8, 16, 31, 33, 64, 65, 100, 128, 130}) {
+        SCOPED_TRACE(::testing::Message() << IsaName(isa) << " dk " << dk << " dv " << dv);
+        const uint64_t seed = static_cast<uint64_t>(dk * 1000 + dv);
+        std::vector<float> s_want = RandomVector(dk * dv + kGuard, seed);
+        const std::vector<float> q = RandomVector(dk, seed + 1), k = RandomVector(dk, seed + 2),
+                                 v = RandomVector(dv, seed + 3);
+        std::vector<float> s_got = s_want;
+        std::vector<float> o_want(dv + kGuard, 7.0f), o_got(dv + kGuard, 7.0f);
+        ref::DeltaStep(s_want.data(), dk, dv, q.data(), k.data(), v.data(), 0.83f, 0.41f,
+                       o_want.data());
+        kt.delta_step(s_got.data(), dk, dv, q.data(), k.data(), v.data(), 0.83f, 0.41f,
+                      o_got.data());
+        EXPECT_LE(MaxRelError(s_got, s_want), 1e-5);
+        EXPECT_LE(MaxRelError(o_got, o_want), 1e-5);
+        for (int64_t g = 0; g < kGuard; ++g) {
+          EXPECT_EQ(o_got[dv + g], 7.0f) << g;
+          EXPECT_EQ(s_got[dk * dv + g], s_want[dk * dv + g]) << g;
+        }
+      }
     }
   }
 }

@@ -11,4 +11,5 @@ std::remove_pointer_t<QuantizeActivationsFn> QuantizeActivations;
 std::remove_pointer_t<DotFn> Dot;
 std::remove_pointer_t<AxpyFn> Axpy;
 std::remove_pointer_t<ScaleFn> Scale;
+std::remove_pointer_t<DeltaStepFn> DeltaStep;
 std::remove_pointer_t<GemmFn> Gemm;

@@ -1,4 +1,4 @@
-// Reference vector kernels: dot product (double accumulation), axpy, scale.
+// Reference vector kernels: dot product (double accumulation), axpy, scale, delta-rule step.
 #pragma once
 
 #include <cstdint>
@@ -11,5 +11,8 @@ float Dot(const float* a, const float* b, int64_t n);
 void Axpy(float alpha, const float* x, float* y, int64_t n);
 // Does y[i] *= alpha.
 void Scale(float alpha, float* y, int64_t n);
+// One gated delta-rule step of one head (kernel_table.h DeltaStepFn).
+void DeltaStep(float* S, int64_t dk, int64_t dv, const float* q, const float* k, const float* v,
+               float decay, float beta, float* o);
 
 }  // namespace clover::kernels::ref
