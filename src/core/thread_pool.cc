@@ -98,8 +98,17 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   if (n <= 0) return;
   min_chunk = std::max<int64_t>(1, min_chunk);
   const int64_t by_chunk = (n + min_chunk - 1) / min_chunk;
-  const int parts =
-      static_cast<int>(std::min<int64_t>(int64_t{n_threads_} * kPartsPerThread, by_chunk));
+  Run(n, fn, static_cast<int>(std::min<int64_t>(int64_t{n_threads_} * kPartsPerThread, by_chunk)));
+}
+
+void ThreadPool::ParallelTasks(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  // Parts are ints; beyond this many a part holds several tasks again.
+  constexpr int64_t kMaxParts = 1 << 20;
+  Run(n, fn, static_cast<int>(std::min(n, kMaxParts)));
+}
+
+void ThreadPool::Run(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int parts) {
   if (n_threads_ == 1 || parts <= 1) {
     fn(0, n);
     return;

@@ -35,6 +35,11 @@ class ThreadPool {
   void ParallelFor(int64_t n, const std::function<void(int64_t, int64_t)>& fn,
                    int64_t min_chunk = 1);
 
+  // ParallelFor with every index its own part, for a few coarse tasks (MoeForward's one-expert
+  // tasks): a thread that falls behind then leaves at most one task for the others to wait on,
+  // not one part of several tasks.
+  void ParallelTasks(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+
   // A VM's vCPUs do not run at one speed: a neighbour's load or a host interrupt slows one of
   // them for a while. With one fixed share per thread the others then wait for it at the end of
   // every region; with several smaller parts they take over its remaining ones. Owned runs (not
@@ -43,6 +48,8 @@ class ThreadPool {
   static constexpr int kPartsPerThread = 2;
 
  private:
+  // Runs fn over [0, n) cut into `parts` parts (ParallelFor's contract).
+  void Run(int64_t n, const std::function<void(int64_t, int64_t)>& fn, int parts);
   void WorkerLoop(int index);
   void RunParts(int index);
 

@@ -147,7 +147,7 @@ void MoeForward(const ForwardContext& fc, int layer, const MoeWeights& w, const 
     float* eouts = scratch.Get(ForwardScratch::kExpertOut, first_row.back() * hidden);
     static ThreadPool serial(1);  // inline on each calling thread (thread_pool.h)
     const kernels::KernelContext one_thread{serial, kc.table};
-    kc.pool.ParallelFor(static_cast<int64_t>(active.size()), [&](int64_t b, int64_t end) {
+    kc.pool.ParallelTasks(static_cast<int64_t>(active.size()), [&](int64_t b, int64_t end) {
       thread_local std::vector<float> buf;
       buf.resize(static_cast<size_t>(max_rows * (hidden + 2 * ffn)));
       for (int64_t i = b; i < end; ++i) {

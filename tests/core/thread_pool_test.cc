@@ -33,6 +33,36 @@ TEST(ThreadPoolTest, CoversEveryIndexOnce) {
   }
 }
 
+// Tasks: one index per call (a one-thread pool runs them inline as one range), every index once,
+// and a stalled task holds up no other (with two threads and 8 tasks, ParallelFor's parts would be
+// pairs and its partner would wait with it).
+TEST(ThreadPoolTest, TasksRunOneIndexEachAndPassAStalledOne) {
+  for (int threads : {1, 2, 3}) {
+    ThreadPool pool(threads);
+    for (int64_t n : {1, 2, 8, 33}) {
+      std::vector<std::atomic<int>> hits(n);
+      pool.ParallelTasks(n, [&](int64_t b, int64_t e) {
+        if (threads > 1) ASSERT_EQ(e, b + 1);
+        for (int64_t i = b; i < e; ++i) hits[i]++;
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << n << " " << i;
+    }
+  }
+  ThreadPool pool(2);
+  constexpr int64_t n = 8;
+  std::vector<std::thread::id> ran_by(n);
+  std::vector<int> start_order(n);
+  std::atomic<int> started{0};
+  pool.ParallelTasks(n, [&](int64_t b, int64_t) {
+    start_order[b] = started++;
+    ran_by[b] = std::this_thread::get_id();
+    if (b == 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  });
+  for (int64_t i = 1; i < n; ++i) {
+    if (start_order[i] > start_order[0]) EXPECT_NE(ran_by[i], ran_by[0]) << i;
+  }
+}
+
 TEST(ThreadPoolTest, SplitsWorkAcrossCalls) {
   ThreadPool pool(4);
   std::atomic<int64_t> sum{0};
