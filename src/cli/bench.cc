@@ -307,10 +307,11 @@ Status RunBench(const BenchOptions& opts) {
     std::printf("%-18s %10.1f tok/s\n", "pp512", pp512);
     std::printf("%-18s %10.1f tok/s %12.1f %10.1f tok/s %8.0f%%\n", "tg32", tg, step_bytes * 1e-6,
                 tg_limit, 100.0 * tg / tg_limit);
-    std::printf("%-18s %d repetitions each after its own triad (%.1f-%.1f GB/s): median %.0f%% "
-                "of limit (%.0f-%.0f%%)\n",
-                "tg32 paired", opts.reps, tg_paired.triad_low * 1e-9, tg_paired.triad_high * 1e-9,
-                100.0 * tg_paired.median, 100.0 * tg_paired.low, 100.0 * tg_paired.high);
+    std::printf(
+        "%-18s %d repetitions each after its own triad (%.1f-%.1f GB/s): median %.0f%% "
+        "of limit (%.0f-%.0f%%)\n",
+        "tg32 paired", opts.reps, tg_paired.triad_low * 1e-9, tg_paired.triad_high * 1e-9,
+        100.0 * tg_paired.median, 100.0 * tg_paired.low, 100.0 * tg_paired.high);
     for (const RowPass* p : {&append, &preview}) {
       const double limit_s = static_cast<double>(p->bytes.total()) / bw.bytes_per_second;
       std::printf("%-18s %13.2f ms %12.1f %13.2f ms %8.0f%%\n",

@@ -29,7 +29,7 @@ struct EvalOptions {
   std::string blocks = "8,16,32";
   int64_t limit = 0;
   int threads = 0;
-  int64_t max_tokens = 128;  // evaluate.py's max_new
+  int64_t max_tokens = 128;      // evaluate.py's max_new
   decode::DecodeRequest tuning;  // decoder options (AddDecoderOptions); kind and prompt unused
   bool json = false;
   std::string failures;  // JSONL file for every wrong answer, "" = none
@@ -161,9 +161,9 @@ std::string FinalAnswer(const std::string& text) {
 
 Result<std::vector<DecoderConfig>> ParseConfigs(const EvalOptions& opts, bool has_mask) {
   std::vector<std::string> names;
-  const std::string list =
-      opts.decoders.empty() ? (has_mask ? "ar,diffusion,frontier,speculative" : "ar")
-                            : opts.decoders;
+  const std::string list = opts.decoders.empty()
+                               ? (has_mask ? "ar,diffusion,frontier,speculative" : "ar")
+                               : opts.decoders;
   for (size_t at = 0; at <= list.size();) {
     const size_t comma = std::min(list.find(',', at), list.size());
     names.push_back(list.substr(at, comma - at));
@@ -216,7 +216,7 @@ class SuiteRunner {
 
   // Runs one task greedily; returns its tally (n = 1, correct 0 or 1) and final answer.
   Result<TaskOutcome> RunTask(const DecoderConfig& config, const std::vector<int32_t>& prompt,
-                        bool thinking, const std::string& answer) {
+                              bool thinking, const std::string& answer) {
     decode::DecodeRequest req = tuning_;
     req.kind = config.kind;
     req.prompt = prompt;
@@ -267,7 +267,8 @@ nlohmann::ordered_json ConfigJson(const DecoderConfig& config) {
   const bool ar = !decode::IsBlockDecoder(config.kind);
   nlohmann::ordered_json row;
   row["decoder"] = decode::DecoderKindName(config.kind);
-  row["threshold"] = ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(config.threshold);
+  row["threshold"] =
+      ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(config.threshold);
   row["block"] = ar ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(config.block);
   return row;
 }
@@ -293,13 +294,14 @@ nlohmann::ordered_json RowJson(const ConfigResult& r) {
 }
 
 void PrintTable(const std::vector<ConfigResult>& results) {
-  std::printf("%-11s %5s %5s %9s %11s %13s %15s %8s %9s\n", "decoder", "tau", "block",
-              "accuracy", "tokens/pass", "passes/answer", "forwards/answer", "tok/s", "accepted");
+  std::printf("%-11s %5s %5s %9s %11s %13s %15s %8s %9s\n", "decoder", "tau", "block", "accuracy",
+              "tokens/pass", "passes/answer", "forwards/answer", "tok/s", "accepted");
   for (const ConfigResult& r : results) {
     const bool ar = !decode::IsBlockDecoder(r.config.kind);  // no tau or block axis
     const std::string accepted =
         r.total.drafted > 0
-            ? std::to_string(static_cast<int>(100.0 * r.total.accepted / r.total.drafted + 0.5)) + "%"
+            ? std::to_string(static_cast<int>(100.0 * r.total.accepted / r.total.drafted + 0.5)) +
+                  "%"
             : "-";
     std::printf("%-11s %5s %5s %8.1f%% %11.2f %13.1f %15.1f %8.1f %9s\n",
                 decode::DecoderKindName(r.config.kind),

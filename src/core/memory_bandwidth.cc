@@ -14,8 +14,7 @@ namespace {
 // Big enough that splitting a pass costs nothing next to it.
 constexpr int64_t kMinChunk = 1 << 16;
 
-void TriadRange(double* a, const double* b, const double* c, double s, int64_t begin,
-                int64_t end) {
+void TriadRange(double* a, const double* b, const double* c, double s, int64_t begin, int64_t end) {
   for (int64_t i = begin; i < end; ++i) a[i] = b[i] + s * c[i];
 }
 
@@ -24,15 +23,14 @@ void TriadRange(double* a, const double* b, const double* c, double s, int64_t b
 // whose triad code was the same measured 7-15 % apart on one machine (docs/benchmarks.md). A
 // bandwidth figure must not move with code layout, so the loop does not leave the core short
 // of instructions in flight.
-__attribute__((target("avx2,fma"))) void TriadRangeAvx2(double* a, const double* b,
-                                                         const double* c, double s,
-                                                         int64_t begin, int64_t end) {
+__attribute__((target("avx2,fma"))) void TriadRangeAvx2(double* a, const double* b, const double* c,
+                                                        double s, int64_t begin, int64_t end) {
   const __m256d sv = _mm256_set1_pd(s);
   int64_t i = begin;
   for (; i + 16 <= end; i += 16) {
     for (int k = 0; k < 4; ++k) {
-      const __m256d r = _mm256_fmadd_pd(sv, _mm256_loadu_pd(c + i + 4 * k),
-                                        _mm256_loadu_pd(b + i + 4 * k));
+      const __m256d r =
+          _mm256_fmadd_pd(sv, _mm256_loadu_pd(c + i + 4 * k), _mm256_loadu_pd(b + i + 4 * k));
       _mm256_storeu_pd(a + i + 4 * k, r);
     }
   }

@@ -1,4 +1,5 @@
-// ThreadPool: one persistent set of worker threads that share out index ranges (passed by reference).
+// ThreadPool: one persistent set of worker threads that share out index ranges (passed by
+// reference).
 #pragma once
 
 #include <atomic>

@@ -97,7 +97,8 @@ void DeltaRuleChunked(const KernelContext& ctx, const DeltaRuleArgs& a, int chun
         float* p = coef.data();  // -A is spent
         kt.gemm(q, a.qk_stride, k_t.data(), C, c, dk, c, p, C, false);
         for (int64_t t = 0; t < c; ++t)
-          for (int64_t s = 0; s < c; ++s) p[t * C + s] = s <= t ? p[t * C + s] * decay[t * C + s] : 0.0f;
+          for (int64_t s = 0; s < c; ++s)
+            p[t * C + s] = s <= t ? p[t * C + s] * decay[t * C + s] : 0.0f;
         kt.gemm(p, C, delta.data(), dv, c, c, dv, out, a.out_stride, true);
         // S <- e^gamma_C S + K^T (w delta) with w_s = e^(gamma_C - gamma_s).
         for (int64_t s = 0; s < c; ++s) kt.scale(decay[(c - 1) * C + s], delta.data() + s * dv, dv);

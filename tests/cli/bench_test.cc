@@ -146,7 +146,8 @@ TEST(BenchCommandTest, JsonSetsDecodeAndThePassAgainstTheBandwidth) {
 // With several repetitions the paired shares are ordered low <= median <= high, and the best
 // repetition's speed is at least the paired median's over the paired triads' range.
 TEST(BenchCommandTest, PairedDecodeRepetitionsAreSummarised) {
-  const RunResult r = RunClover("bench --random tiny --threads 2 --reps 3 --rows 4 --triad-mib 8 --json");
+  const RunResult r =
+      RunClover("bench --random tiny --threads 2 --reps 3 --rows 4 --triad-mib 8 --json");
   ASSERT_EQ(r.rc, 0) << r.err;
   const nlohmann::json j = nlohmann::json::parse(r.out);
   const double low = j["tg32_paired_of_limit_low"].get<double>();

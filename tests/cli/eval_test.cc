@@ -41,8 +41,8 @@ TEST(EvalCommandTest, DemoSubsetRowsAndArAccuracyFloor) {
     }
   }
   const auto [rc, out, err] = RunClover("eval " + kDemo.string() + " --suite " + suite.string() +
-                                " --limit 24 --json --threads 2 --decoders ar,diffusion "
-                                "--thresholds 0.95 --blocks 8,32");
+                                        " --limit 24 --json --threads 2 --decoders ar,diffusion "
+                                        "--thresholds 0.95 --blocks 8,32");
   fs::remove(suite);
   ASSERT_EQ(rc, 0) << out;
   const nlohmann::json rows = nlohmann::json::parse(out, nullptr, false);
@@ -95,7 +95,8 @@ TEST(EvalCommandTest, FailuresFileHoldsEveryWrongAnswer) {
   const auto [rc, out, err] =
       RunClover("eval " + kDemo.string() + " --suite " + suite.string() +
                 " --json --threads 2 --decoders ar,diffusion --thresholds 0.95 --blocks 8 "
-                "--failures " + failures.string());
+                "--failures " +
+                failures.string());
   ASSERT_EQ(rc, 0) << err;
   const nlohmann::json rows = nlohmann::json::parse(out, nullptr, false);
   ASSERT_TRUE(rows.is_array()) << out;
@@ -106,8 +107,8 @@ TEST(EvalCommandTest, FailuresFileHoldsEveryWrongAnswer) {
   while (std::getline(in, line)) {
     const nlohmann::json f = nlohmann::json::parse(line, nullptr, false);
     ASSERT_TRUE(f.is_object()) << line;
-    for (const char* key : {"decoder", "threshold", "block", "task", "where", "enable_thinking",
-                            "expected", "got"})
+    for (const char* key :
+         {"decoder", "threshold", "block", "task", "where", "enable_thinking", "expected", "got"})
       ASSERT_TRUE(f.contains(key)) << key << " in " << line;
     EXPECT_NE(f["expected"], f["got"]) << line;
     EXPECT_EQ(f["task"], "fixed");

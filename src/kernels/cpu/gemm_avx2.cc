@@ -20,12 +20,14 @@ struct GemmVec {
   static Reg Zero() { return _mm256_setzero_ps(); }
   static Reg Broadcast(float x) { return _mm256_set1_ps(x); }
   static Reg Fma(Reg a, Reg b, Reg acc) { return _mm256_fmadd_ps(a, b, acc); }
+  static Reg Mul(Reg a, Reg b) { return _mm256_mul_ps(a, b); }
 };
 
 constexpr int kGemmTileRows = 4;
 
 }  // namespace
 
+#include "kernels/cpu/delta_step-inl.h"
 #include "kernels/cpu/gemm-inl.h"
 
 }  // namespace clover::kernels::avx2

@@ -3,7 +3,8 @@
 // same set once. Declared by the table's function types (kernel_table.h), so a signature cannot
 // drift from the slot it fills. Defined by that ISA's matmul_<isa>.cc (MatMul*),
 // quant_matmul_<isa>.cc (QuantMatMul*, quant_matmul-inl.h), quantize_activations_<isa>.cc,
-// vector_ops_<isa>.cc and gemm_<isa>.cc.
+// vector_ops_<isa>.cc and gemm_<isa>.cc (Gemm, and DeltaStep: delta_step-inl.h on the same
+// vectors).
 
 std::remove_pointer_t<MatMulFn> MatMulF32, MatMulBF16, MatMulF16;
 std::remove_pointer_t<QuantMatMulFn> QuantMatMulQ8_0, QuantMatMulQ4_K, QuantMatMulQ6_K;
