@@ -53,17 +53,29 @@ def make_batch(examples, idx, L, pad_id, mask_id, rng, shift=False):
         ids[r, :len(p) + len(c)] = torch.tensor(p + c)
         ar_tgt[r, len(p) - 1:len(p) + len(c) - 1] = torch.tensor(c)
     starts = torch.tensor(starts)
-    block = ids[torch.arange(len(idx))[:, None], starts[:, None] + torch.arange(L)[None, :]]
+    block = block_at(ids, starts, L)
     ratio = torch.tensor([rng.uniform(0.05, 1.0) for _ in idx])[:, None]
     u = torch.tensor([[rng.random() for _ in range(L)] for _ in idx])
     masked = u < ratio
     first = 1 if shift else 0  # at least one masked row per block that the loss sees
     masked[torch.arange(len(idx)), first + u[:, first:].argmin(1)] = True
+    noisy, diff_tgt = mask_block(block, masked, mask_id, shift)
+    return ids, ar_tgt, starts, noisy, diff_tgt
+
+
+def block_at(ids, starts, L):
+    """each row's L tokens from its block start"""
+    return ids[torch.arange(len(starts))[:, None], starts[:, None] + torch.arange(L)[None, :]]
+
+
+def mask_block(block, masked, mask_id, shift):
+    """the preview's input (masked rows replaced by the mask id) and its targets (the masked rows'
+    tokens, -100 elsewhere; with shift, row i is scored against the token of row i + 1)"""
     noisy = block.masked_fill(masked, mask_id)
     diff_tgt = block.masked_fill(~masked, -100)
     if shift:
-        diff_tgt = torch.cat([diff_tgt[:, 1:], torch.full((len(idx), 1), -100, dtype=torch.long)], 1)
-    return ids, ar_tgt, starts, noisy, diff_tgt
+        diff_tgt = torch.cat([diff_tgt[:, 1:], torch.full((len(block), 1), -100, dtype=torch.long)], 1)
+    return noisy, diff_tgt
 
 
 def order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, frac, shift, rng):
@@ -76,7 +88,6 @@ def order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, frac, shift, rn
     pick = torch.tensor([rng.random() < frac for _ in range(B)])
     if not pick.any():
         return noisy, diff_tgt
-    block = ids[torch.arange(B)[:, None], starts[:, None] + torch.arange(L)[None, :]]
     with torch.no_grad():
         conf = net.preview(torch.full_like(noisy, mask_id), ctx).softmax(-1).amax(-1)
     if shift:
@@ -90,11 +101,7 @@ def order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, frac, shift, rn
     if shift:
         ordered[:, 0] = noisy[:, 0] == mask_id
     masked = torch.where(pick[:, None], ordered, noisy == mask_id)
-    noisy = block.masked_fill(masked, mask_id)
-    diff_tgt = block.masked_fill(~masked, -100)
-    if shift:
-        diff_tgt = torch.cat([diff_tgt[:, 1:], torch.full((B, 1), -100, dtype=torch.long)], 1)
-    return noisy, diff_tgt
+    return mask_block(block_at(ids, starts, L), masked, mask_id, shift)
 
 
 def draw_rows(lengths, bucket, budget, rng):

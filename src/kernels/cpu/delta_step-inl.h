@@ -3,8 +3,8 @@
 // and its dk rows (32 KiB at dk 128 on 512-bit vectors) stay in L1 from the first pass over S to
 // the second. Masked loads and stores keep the last stripe inside S, v and o for any dv.
 //
-// Textually included by gemm_<isa>.cc inside its ISA namespace after gemm-inl.h, with the same
-// `GemmVec` plus `Mul(a, b)`.
+// Textually included by gemm_<isa>.cc inside its ISA namespace, beside gemm-inl.h, after the file
+// defines `GemmVec` (gemm-inl.h lists its members) with `Mul(a, b)` besides.
 
 void DeltaStep(float* S, int64_t dk, int64_t dv, const float* q, const float* k, const float* v,
                float decay, float beta, float* o) {

@@ -22,7 +22,9 @@ void Scale(float alpha, float* y, int64_t n) {
 
 void DeltaStep(float* S, int64_t dk, int64_t dv, const float* q, const float* k, const float* v,
                float decay, float beta, float* o) {
-  std::vector<float> u(static_cast<size_t>(dv), 0.0f);
+  // Kept per thread: decode calls this for every head of every GDN layer and token.
+  thread_local std::vector<float> u;
+  u.assign(static_cast<size_t>(dv), 0.0f);
   for (int64_t i = 0; i < dk; ++i)
     for (int64_t j = 0; j < dv; ++j) u[j] += k[i] * S[i * dv + j];
   for (int64_t j = 0; j < dv; ++j) u[j] = beta * (v[j] - decay * u[j]);  // u = delta
