@@ -1,9 +1,11 @@
 # Trains the demo Clover model: causal next-token loss + block-diffusion loss through the preview path.
 import argparse
+import ctypes
 import json
 import math
 import os
 import random
+import signal
 import socket
 import sys
 import time
@@ -176,12 +178,23 @@ def main():
         with socket.socket() as sock:  # a free port for the processes' rendezvous
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        mp.spawn(train, args=(args, port), nprocs=args.procs)
+        mp.spawn(train, args=(args, port, os.getpid()), nprocs=args.procs)
     else:
         train(0, args, None)
 
 
-def train(rank, args, port):
+def exit_with_launcher(launcher_pid):
+    """Ends this rank when the mp.spawn launcher dies: the ranks only wait on each other, so a
+    killed launcher would otherwise leave them training on the cores."""
+    pr_set_pdeathsig = 1  # <linux/prctl.h>
+    ctypes.CDLL(None).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() != launcher_pid:  # it died before the prctl took effect
+        sys.exit(1)
+
+
+def train(rank, args, port, launcher_pid=None):
+    if launcher_pid is not None:
+        exit_with_launcher(launcher_pid)
     if port is not None:
         dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
                                 world_size=args.procs)
