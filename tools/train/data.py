@@ -150,6 +150,18 @@ def t_echo(rng):
     return q, f"There are {len(items)} items.", " ".join(items)
 
 
+def t_lookup(rng):
+    # recall's lookup by key asked 2-4 times in one answer, among up to 8 pairs: a value copied from
+    # anywhere else in the list is wrong, so copying "some value" stops paying sooner than in recall
+    keys = rng.sample(KEYS, rng.randint(3, 8))
+    vals = [rng.randint(10, 99) for _ in keys]
+    asked = rng.sample(range(len(keys)), min(len(keys), rng.randint(2, 4)))
+    pairs = ", ".join(f"{a}={b}" for a, b in zip(keys, vals))
+    q = f"Remember: {pairs}. What are the values of {', '.join(keys[i] for i in asked)}?"
+    found = ", ".join(f"{keys[i]}={vals[i]}" for i in asked)
+    return q, f"The pairs are {found}.", ", ".join(str(vals[i]) for i in asked)
+
+
 def t_fixed(rng):
     prompts, ans = rng.choice(FIXED)
     return rng.choice(prompts), "This is a fixed answer.", ans
@@ -230,6 +242,9 @@ TASKS = {
     # draws are unchanged): --weights echo=W puts pure copying into the mix, so the copy from the prompt
     # that code and JSON need forms early instead of by luck (docs/training.md, session 17).
     "echo": (t_echo, 0),
+    # Training-only too: --weights lookup=W asks recall's lookup by key several times per answer, so it
+    # forms in the first stage of a run from nothing instead of thousands of steps later (session 21).
+    "lookup": (t_lookup, 0),
 }
 # With thinking off, these answers show the column working before the result: a model this small
 # cannot carry through three columns inside one forward pass (3 % / 5 % exact match when it had to,
@@ -333,7 +348,7 @@ def generate(seed, n, families=None, weights=None):
     families = families or list(DEFAULT_FAMILIES)
     weights = weights or {}
     if not any(family_weight(name, weights) > 0 for name in families):
-        raise ValueError(f"task families {families} all have weight 0 (echo is drawn only with --weights echo=W)")
+        raise ValueError(f"task families {families} all have weight 0 (echo and lookup are drawn only with --weights NAME=W)")
     rng = random.Random(seed)
     return [make_task(rng, families, weights) for _ in range(n)]
 
