@@ -246,10 +246,23 @@ TASKS = {
     # forms in the first stage of a run from nothing instead of thousands of steps later (session 21).
     "lookup": (t_lookup, 0),
 }
-# With thinking off, these answers show the column working before the result: a model this small
-# cannot carry through three columns inside one forward pass (3 % / 5 % exact match when it had to,
-# docs/training.md), and the working is what makes the result checkable step by step.
+# With thinking off, these answers show the working before the result: a model this small cannot carry
+# through three columns inside one forward pass (3 % / 5 % exact match when it had to, docs/training.md),
+# and the working is what makes the result checkable step by step. `--show-work add,sub,recall` adds
+# recall (session 22): its bare value must find the key named at the end of the question and the value
+# after that key in the list in one pass, and trailed recall with thinking on in every run. The default
+# stays as it was, so the shipped model's recipe draws the same tasks.
 SHOW_WORK_TASKS = {"add", "sub"}
+SHOW_WORK_CHOICES = {"add", "sub", "recall"}
+
+
+def parse_show_work(spec):
+    """'add,sub,recall' -> set of task names whose thinking-off answers show the working"""
+    names = set(spec.split(",")) if spec else set()
+    unknown = names - SHOW_WORK_CHOICES
+    if unknown:
+        raise ValueError(f"--show-work {spec!r}: {sorted(unknown)} not among {sorted(SHOW_WORK_CHOICES)}")
+    return names
 TOOL_TASKS = {"tool_call", "tool_reply"}  # these return (messages, tools, reasoning, answer)
 
 TOOLS_HEADER = ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
@@ -293,8 +306,9 @@ def family_weight(name, weights):
     return weights.get(name, TASKS[name][1])
 
 
-def make_task(rng, families, weights=None):
+def make_task(rng, families, weights=None, show_work=None):
     weights = weights or {}
+    show_work = SHOW_WORK_TASKS if show_work is None else show_work
     name = rng.choices(families, weights=[family_weight(n, weights) for n in families])[0]
     if name in TOOL_TASKS:
         messages, tools, reasoning, answer = TASKS[name][0](rng)
@@ -302,7 +316,7 @@ def make_task(rng, families, weights=None):
         user, reasoning, answer = TASKS[name][0](rng)
         messages, tools = [{"role": "user", "content": user}], None
     thinking = rng.random() < 0.5
-    if name in SHOW_WORK_TASKS and not thinking:
+    if name in show_work and not thinking:
         answer = f"{reasoning} Answer: {answer}"
     t = {"task": name, "messages": messages, "enable_thinking": thinking, "reasoning": reasoning,
          "answer": answer, "prompt": render_prompt(messages, thinking, tools),
@@ -344,23 +358,23 @@ def parse_weights(spec):
     return weights
 
 
-def generate(seed, n, families=None, weights=None):
+def generate(seed, n, families=None, weights=None, show_work=None):
     families = families or list(DEFAULT_FAMILIES)
     weights = weights or {}
     if not any(family_weight(name, weights) > 0 for name in families):
         raise ValueError(f"task families {families} all have weight 0 (echo and lookup are drawn only with --weights NAME=W)")
     rng = random.Random(seed)
-    return [make_task(rng, families, weights) for _ in range(n)]
+    return [make_task(rng, families, weights, show_work) for _ in range(n)]
 
 
 TRAIN_SEED = 1234
 EVAL_SEED = 98765
 
 
-def eval_split(n=400, families=None):
+def eval_split(n=400, families=None, show_work=None):
     """held-out tasks: a separate seed, and every (prompt, thinking) pair seen in training-sized
     samples of TRAIN_SEED is still allowed (fixed phrases repeat by design); exact match on `answer`"""
-    return generate(EVAL_SEED, n, families)
+    return generate(EVAL_SEED, n, families, show_work=show_work)
 
 
 def eval_record(t):

@@ -150,6 +150,8 @@ def main():
                     help="task families: default (all but the tool tasks), all, or comma-separated names")
     ap.add_argument("--weights", default="",
                     help="training mix weights that differ from data.TASKS', e.g. recall=4,sort=4 ('' for none)")
+    ap.add_argument("--show-work", default="add,sub",
+                    help="tasks whose thinking-off answers show the working before the result (add, sub, recall)")
     ap.add_argument("--diff-weight", type=float, default=1.0, help="weight of the diffusion loss")
     ap.add_argument("--ordered-masks", type=float, default=0.0, metavar="F",
                     help="fraction of rows whose block mask is the model's own least confident rows (from a "
@@ -213,7 +215,8 @@ def train(rank, args, port, launcher_pid=None):
 
     t0 = time.time()
     families = data.parse_families(args.families)
-    tasks = data.generate(data.TRAIN_SEED, args.train_tasks, families, data.parse_weights(args.weights))
+    show_work = data.parse_show_work(args.show_work)
+    tasks = data.generate(data.TRAIN_SEED, args.train_tasks, families, data.parse_weights(args.weights), show_work)
     if args.init:
         tok = bpe.Tokenizer.from_json(os.path.join(args.init, "tokenizer.json"))
     else:
@@ -304,7 +307,7 @@ def train(rank, args, port, launcher_pid=None):
                 f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
         if lead and ((step + 1) % 50 == 0 or step == args.steps - 1):
             torch.save({"config": cfg, "state_dict": net.state_dict(), "step": done + step + 1,
-                        "families": families},
+                        "families": families, "show_work": args.show_work},
                        os.path.join(args.work, "model.pt"))
     log(f"training {time.time() - t_train:.0f}s", flush=True)
 
@@ -318,7 +321,7 @@ def train(rank, args, port, launcher_pid=None):
     if args.eval_limit == 0 or not lead:
         return
     net.eval()
-    res = evaluate.run(net, tok, data.eval_split(families=families)[:args.eval_limit])
+    res = evaluate.run(net, tok, data.eval_split(families=families, show_work=show_work)[:args.eval_limit])
     log(json.dumps(res, indent=1), flush=True)
     json.dump(res, open(os.path.join(args.work, "eval.json"), "w"), indent=1)
 
