@@ -242,8 +242,8 @@ TASKS = {
     # draws are unchanged): --weights echo=W puts pure copying into the mix, so the copy from the prompt
     # that code and JSON need forms early instead of by luck (docs/training.md, session 17).
     "echo": (t_echo, 0),
-    # Training-only too: --weights lookup=W asks recall's lookup by key several times per answer, so it
-    # forms in the first stage of a run from nothing instead of thousands of steps later (session 21).
+    # Training-only too: --weights lookup=W asks recall's lookup by key several times per answer. Meant
+    # to make the lookup form early; in session 21's run it delayed the copy from the prompt instead.
     "lookup": (t_lookup, 0),
 }
 # With thinking off, these answers show the working before the result: a model this small cannot carry
@@ -263,6 +263,8 @@ def parse_show_work(spec):
     if unknown:
         raise ValueError(f"--show-work {spec!r}: {sorted(unknown)} not among {sorted(SHOW_WORK_CHOICES)}")
     return names
+
+
 TOOL_TASKS = {"tool_call", "tool_reply"}  # these return (messages, tools, reasoning, answer)
 
 TOOLS_HEADER = ("# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"

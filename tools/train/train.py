@@ -150,7 +150,7 @@ def main():
                     help="task families: default (all but the tool tasks), all, or comma-separated names")
     ap.add_argument("--weights", default="",
                     help="training mix weights that differ from data.TASKS', e.g. recall=4,sort=4 ('' for none)")
-    ap.add_argument("--show-work", default="add,sub",
+    ap.add_argument("--show-work", default=",".join(sorted(data.SHOW_WORK_TASKS)),
                     help="tasks whose thinking-off answers show the working before the result (add, sub, recall)")
     ap.add_argument("--diff-weight", type=float, default=1.0, help="weight of the diffusion loss")
     ap.add_argument("--ordered-masks", type=float, default=0.0, metavar="F",
