@@ -379,6 +379,13 @@ def eval_split(n=400, families=None, show_work=None):
     return generate(EVAL_SEED, n, families, show_work=show_work)
 
 
+def checkpoint_eval_split(ck):
+    """the held-out split a train.py checkpoint was trained for: its task families and, where it
+    records one (train.py --show-work), its show-work set; older checkpoints get the defaults"""
+    show_work = parse_show_work(ck["show_work"]) if "show_work" in ck else None
+    return eval_split(families=ck.get("families"), show_work=show_work)
+
+
 def eval_record(t):
     r = {"task": t["task"], "messages": t["messages"], "enable_thinking": t["enable_thinking"],
          "answer": t["answer"], "prompt": t["prompt"]}

@@ -135,7 +135,7 @@ def main():
     for d in args.decoders.split(","):
         f = d.split(":")
         decs.append(("ar", None, None) if f[0] == "ar" else ("diffusion", float(f[1]), int(f[2])))
-    tasks = data.eval_split(families=ck.get("families"), show_work=data.parse_show_work(ck["show_work"]) if "show_work" in ck else None)
+    tasks = data.checkpoint_eval_split(ck)
     if args.tasks:
         tasks = [t for t in tasks if t["task"] in args.tasks.split(",")]
     if args.trace:

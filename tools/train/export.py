@@ -133,7 +133,7 @@ def main():
     eos = [tok.id("<|im_end|>"), tok.id("<|endoftext|>")]
     json.dump({"bos_token_id": tok.id("<|endoftext|>"), "eos_token_id": eos, "pad_token_id": eos[1],
                "do_sample": False}, open(os.path.join(args.out, "generation_config.json"), "w"), indent=2)
-    tasks = data.eval_split(families=ck.get("families"), show_work=data.parse_show_work(ck["show_work"]) if "show_work" in ck else None)
+    tasks = data.checkpoint_eval_split(ck)
     with open(os.path.join(args.out, "eval_tasks.jsonl"), "w") as f:
         for t in tasks:
             f.write(json.dumps(data.eval_record(t)) + "\n")
