@@ -1,5 +1,6 @@
 # Checks tools/train/model.py against the float64 clover-tiny golden (prefix, 3 previews, commit, coreset),
-# and the chunked delta rule against the per-token recurrence (outputs, states, gradients).
+# the chunked delta rule against the per-token recurrence (outputs, states, gradients), and Muon's
+# orthogonalization.
 import json
 import os
 import sys
@@ -11,6 +12,30 @@ import torch.nn.functional as F  # noqa: E402
 
 import export  # noqa: E402
 import model as clover  # noqa: E402
+import muon  # noqa: E402
+
+
+def check_orthogonalize():
+    """muon.orthogonalize keeps a matrix's singular vectors and moves its singular values near 1: on
+    matrices with singular values spread over 0.2-1, wide, tall and a stack of three; returns how far
+    U^T O V is from diagonal (the singular vectors kept), and fails if a singular value leaves 0.6-1.25"""
+    g = torch.Generator().manual_seed(3)
+    worst = 0.0
+    for shape in [(48, 80), (96, 40), (3, 64, 64)]:
+        m, n = shape[-2:]
+        u = torch.linalg.qr(torch.randn(*shape[:-2], m, m, generator=g, dtype=torch.float64))[0][..., :min(m, n)]
+        v = torch.linalg.qr(torch.randn(*shape[:-2], n, n, generator=g, dtype=torch.float64))[0][..., :min(m, n)]
+        sv = torch.linspace(0.2, 1.0, min(m, n), dtype=torch.float64)
+        o = muon.orthogonalize(u @ torch.diag_embed(sv.expand(*shape[:-2], -1)) @ v.transpose(-1, -2))
+        core = u.transpose(-1, -2) @ o @ v
+        diag = torch.diagonal(core, dim1=-2, dim2=-1)
+        off = (core - torch.diag_embed(diag)).abs().max().item()
+        print(f"orthogonalize {shape}: singular values {diag.min().item():.2f}..{diag.max().item():.2f}, "
+              f"off-diagonal {off:.1e}")
+        if diag.min() < 0.6 or diag.max() > 1.25:
+            off = float("inf")
+        worst = max(worst, off)
+    return worst
 
 
 def check_chunk():
@@ -109,7 +134,7 @@ def main():
         lg = net.causal(torch.tensor([gold["commit"]["block"]]), st)[0]
         cmp("commit", lg, gold["commit"]["logits"][len(gold["prefix"]):])
     first_case = next(iter(gold["cases"].values()))["block"]
-    worst = max(worst, check_chunk(), check_routed(cfg),
+    worst = max(worst, check_chunk(), check_routed(cfg), check_orthogonalize(),
                 check_deepen(net, torch.tensor([gold["prefix"]]), torch.tensor([first_case])))
     print("OK" if worst < 1e-6 else "MISMATCH")
     sys.exit(0 if worst < 1e-6 else 1)

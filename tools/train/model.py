@@ -44,6 +44,13 @@ DEMO_CONFIG = {
 }
 
 
+def repeat_heads(x, r):
+    """[B,T,h,d] -> [B,T,h*r,d], head j reading head j // r (repeat_interleave on dim 2, whose
+    index_select path in torch 1.13 was several times slower than this copy)"""
+    B, T, h, d = x.shape
+    return x[:, :, :, None].expand(B, T, h, r, d).reshape(B, T, h * r, d)
+
+
 def l2norm(x):
     return x * torch.rsqrt((x * x).sum(-1, keepdim=True) + 1e-6)
 
@@ -167,7 +174,7 @@ class GatedDeltaNet(nn.Module):
         k = co[..., nk * dk:2 * nk * dk].reshape(B, T, nk, dk)
         v = co[..., 2 * nk * dk:].reshape(B, T, nv, dv)
         # HF grouped order: v-head j reads k-head j // r
-        return l2norm(q).repeat_interleave(r, 2), l2norm(k).repeat_interleave(r, 2), v
+        return repeat_heads(l2norm(q), r), repeat_heads(l2norm(k), r), v
 
     def forward(self, x, st, mode, keep_states=False):
         """mode None: causal, updates st (conv [B,K-1,C], S [B,nv,dk,dv]); 'causal'|'bidirectional': preview,
@@ -258,7 +265,7 @@ class GatedAttention(nn.Module):
             kv = torch.ones(B, n0, dtype=torch.bool) if key_valid is None else key_valid
             allow = torch.cat([kv, torch.ones(B, T, dtype=torch.bool)], 1)[:, None, :].expand(B, T, n0 + T)
         r = self.nh // self.nkv
-        Kh, Vh = Kc.repeat_interleave(r, 2), Vc.repeat_interleave(r, 2)
+        Kh, Vh = repeat_heads(Kc, r), repeat_heads(Vc, r)
         s = torch.einsum("bthd,bshd->bhts", q, Kh) / math.sqrt(self.hd)
         s = s.masked_fill(~allow[:, None], float("-inf"))
         o = torch.einsum("bhts,bshd->bthd", torch.softmax(s, -1), Vh).reshape(B, T, self.nh * self.hd)

@@ -21,6 +21,7 @@ import data  # noqa: E402
 import evaluate  # noqa: E402
 import export  # noqa: E402
 import model as clover  # noqa: E402
+import muon  # noqa: E402
 import tokenizer as bpe  # noqa: E402
 
 BLOCK_SIZES = [8, 16, 32, 32]  # drawn per step; the engine may run blocks of 8, 16 or 32
@@ -119,6 +120,13 @@ def draw_rows(lengths, bucket, budget, rng):
         longest = longest2
 
 
+def is_hidden_matrix(name, p):
+    """Muon's share: the decoder layers' projection and expert matrices (2-D, or 3-D stacks of experts),
+    not the embedding, the output head, convolutions or the small router and gate rows"""
+    return (name.startswith("model.layers.") and p.dim() in (2, 3) and min(p.shape[-2:]) >= 16
+            and "conv1d" not in name)
+
+
 def average_gradients(params, procs):
     """data parallelism by hand: the experts a process's rows did not route to have no gradient
     there, so every parameter's gradient (zero where absent) goes into one buffer, summed across
@@ -145,6 +153,9 @@ def main():
     ap.add_argument("--partial-rotary", type=float, default=None, metavar="F",
                     help="rope_parameters.partial_rotary_factor of a new model (DEMO_CONFIG: 0.25)")
     ap.add_argument("--lr", type=float, default=3e-3)
+    ap.add_argument("--muon-lr", type=float, default=0.0, metavar="LR",
+                    help="train the hidden layers' weight matrices with Muon at this rate (the rest keeps "
+                         "AdamW at --lr, both on the same schedule); 0: AdamW for everything")
     ap.add_argument("--train-tasks", type=int, default=150000)
     ap.add_argument("--families", default="default",
                     help="task families: default (all but the tool tasks), all, or comma-separated names")
@@ -266,7 +277,13 @@ def train(rank, args, port, launcher_pid=None):
         log(f"resumed after {done} steps", flush=True)
     log(f"parameters {sum(p.numel() for p in net.parameters()) / 1e6:.2f}M", flush=True)
     params = list(net.parameters())
-    opt = torch.optim.AdamW(params, lr=args.lr, betas=(0.9, 0.98), weight_decay=0.01)
+    matrices = [p for n, p in net.named_parameters() if args.muon_lr > 0 and is_hidden_matrix(n, p)]
+    taken = {id(p) for p in matrices}
+    opts = [torch.optim.AdamW([p for p in params if id(p) not in taken], lr=args.lr, betas=(0.9, 0.98),
+                              weight_decay=0.01)]
+    if matrices:
+        opts.append(muon.Muon(matrices, lr=args.muon_lr, weight_decay=0.01))
+    base_lrs = [args.lr] + [args.muon_lr] * (len(opts) - 1)
     warm = min(100, args.steps // 10)
 
     def lr_at(s):
@@ -276,8 +293,9 @@ def train(rank, args, port, launcher_pid=None):
 
     t_train = time.time()
     for step in range(args.steps):
-        for gr in opt.param_groups:
-            gr["lr"] = lr_at(step)
+        for opt, base in zip(opts, base_lrs):
+            for gr in opt.param_groups:
+                gr["lr"] = lr_at(step) * base / args.lr
         L = step_rng.choice(BLOCK_SIZES)
         bucket = long_rows if long_rows and step_rng.random() < args.long_frac else short_rows
         idx = draw_rows(lengths, bucket, batch_tokens, rng)
@@ -295,12 +313,14 @@ def train(rank, args, port, launcher_pid=None):
         aux = aux + net.aux
         loss_diff = F.cross_entropy(plog.flatten(0, 1), diff_tgt.flatten())
         loss = loss_ar + args.diff_weight * loss_diff + 0.01 * aux
-        opt.zero_grad()
+        for opt in opts:
+            opt.zero_grad()
         loss.backward()
         if args.procs > 1:
             average_gradients(params, args.procs)
         torch.nn.utils.clip_grad_norm_(params, 1.0)
-        opt.step()
+        for opt in opts:
+            opt.step()
         if step % 10 == 0 or step == args.steps - 1:
             el = time.time() - t_train
             log(f"step {step} L {L} rows {len(idx)} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
