@@ -4,6 +4,7 @@ Each update is the Nesterov momentum of the gradient with its singular values pu
 every direction of a matrix moves at a similar rate instead of the few dominant ones. Embeddings, the
 output head, norms, gates and other vectors keep AdamW (train.py picks which is which)."""
 import torch
+import torch.distributed as dist
 
 # quintic iteration coefficients: converge fast from singular values in (0, 1] towards about 0.7-1.2,
 # which is close enough to orthogonal for an update direction
@@ -25,18 +26,32 @@ def orthogonalize(g, steps=5):
 
 
 class Muon(torch.optim.Optimizer):
-    def __init__(self, params, lr=0.02, momentum=0.95, weight_decay=0.0):
+    """procs > 1 (train.py --procs; the gradients are already averaged, so every process holds the
+    same momentum): process `rank` orthogonalizes every procs-th matrix and one all-reduce hands each
+    process the others' updates, so the iteration's cost is split; the sum has one non-zero term per
+    entry, so the weights are bit for bit those of one process doing all of it."""
+
+    def __init__(self, params, lr=0.02, momentum=0.95, weight_decay=0.0, rank=0, procs=1):
         super().__init__(params, dict(lr=lr, momentum=momentum, weight_decay=weight_decay))
+        self.rank, self.procs = rank, procs
 
     @torch.no_grad()
     def step(self):
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
+            live = [p for p in group["params"] if p.grad is not None]
+            updates = []
+            for i, p in enumerate(live):
                 buf = self.state[p].setdefault("momentum", torch.zeros_like(p))
                 buf.mul_(group["momentum"]).add_(p.grad)
-                update = orthogonalize(p.grad + group["momentum"] * buf)
+                if i % self.procs == self.rank:
+                    updates.append(orthogonalize(p.grad + group["momentum"] * buf))
+                else:
+                    updates.append(torch.zeros_like(p))
+            if self.procs > 1:
+                flat = torch.cat([u.reshape(-1) for u in updates])
+                dist.all_reduce(flat)
+                updates = [u.view_as(p) for u, p in zip(flat.split([p.numel() for p in live]), live)]
+            for p, update in zip(live, updates):
                 rows, cols = p.shape[-2], p.shape[-1]
                 # an orthogonal update of a tall matrix has smaller entries: rescale to match
                 scale = max(1.0, rows / cols) ** 0.5

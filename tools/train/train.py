@@ -282,7 +282,7 @@ def train(rank, args, port, launcher_pid=None):
     opts = [torch.optim.AdamW([p for p in params if id(p) not in taken], lr=args.lr, betas=(0.9, 0.98),
                               weight_decay=0.01)]
     if matrices:
-        opts.append(muon.Muon(matrices, lr=args.muon_lr, weight_decay=0.01))
+        opts.append(muon.Muon(matrices, lr=args.muon_lr, weight_decay=0.01, rank=rank, procs=args.procs))
     base_lrs = [args.lr] + [args.muon_lr] * (len(opts) - 1)
     warm = min(100, args.steps // 10)
 
