@@ -129,10 +129,14 @@ class HttpServer::Impl {
       }
       SendError(res, ServerError(500, "internal error: " + what, "internal_error"));
     });
+    // Counted before the response is written (the logger runs after it), so a client that has its
+    // answer and then reads /metrics finds the request counted.
+    http_.set_post_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
+      metrics_.CountRequest(MetricsEndpoint(req.path), res.status);
+    });
     http_.set_logger([this](const httplib::Request& req, const httplib::Response& res) {
       const double seconds = std::chrono::duration<double>(Clock::now() - t_request_start).count();
       const std::string endpoint = MetricsEndpoint(req.path);
-      metrics_.CountRequest(endpoint, res.status);
       if (endpoint == "/v1/chat/completions" || endpoint == "/v1/completions")
         metrics_.ObserveRequestDuration(seconds);
       std::fprintf(stderr, "%s %s %d %.1f ms\n", req.method.c_str(), req.path.c_str(), res.status,
