@@ -279,11 +279,11 @@ def train(rank, args, port, launcher_pid=None):
     params = list(net.parameters())
     matrices = [p for n, p in net.named_parameters() if args.muon_lr > 0 and is_hidden_matrix(n, p)]
     taken = {id(p) for p in matrices}
-    opts = [torch.optim.AdamW([p for p in params if id(p) not in taken], lr=args.lr, betas=(0.9, 0.98),
-                              weight_decay=0.01)]
+    adamw = torch.optim.AdamW([p for p in params if id(p) not in taken], lr=args.lr, betas=(0.9, 0.98),
+                              weight_decay=0.01)
+    opts = [adamw]
     if matrices:
         opts.append(muon.Muon(matrices, lr=args.muon_lr, weight_decay=0.01, rank=rank, procs=args.procs))
-    base_lrs = [args.lr] + [args.muon_lr] * (len(opts) - 1)
     warm = min(100, args.steps // 10)
 
     def lr_at(s):
@@ -293,9 +293,9 @@ def train(rank, args, port, launcher_pid=None):
 
     t_train = time.time()
     for step in range(args.steps):
-        for opt, base in zip(opts, base_lrs):
+        for opt in opts:  # AdamW's rate exactly lr_at's, as before --muon-lr; Muon's on the same curve
             for gr in opt.param_groups:
-                gr["lr"] = lr_at(step) * base / args.lr
+                gr["lr"] = lr_at(step) if opt is adamw else lr_at(step) * args.muon_lr / args.lr
         L = step_rng.choice(BLOCK_SIZES)
         bucket = long_rows if long_rows and step_rng.random() < args.long_frac else short_rows
         idx = draw_rows(lengths, bucket, batch_tokens, rng)
