@@ -79,10 +79,14 @@ test('dashboard: model card, live metrics, streamed chat, screenshot', async () 
   const metrics = await fetchMetrics(server);
   const served = metricValue(metrics, 'clover_requests_total', { endpoint: '/v1/chat/completions' });
   assert.equal(served, 1, 'one chat request so far');
-  await page.waitForFunction(() => document.querySelector('#metrics-card dd[data-metric="requests"]').textContent === '1',
-    null, { timeout: 5_000 });
-  const shown = (name) => page.textContent(`#metrics-card dd[data-metric="${name}"]`);
+  // A request is counted when it is routed, before its stream is written, so a poll during the chat
+  // can show it with none of its tokens: wait for the tokens too.
   const count = (name) => metricValue(metrics, name).toLocaleString('en-US');
+  await page.waitForFunction(([requests, tokens]) => {
+    const card = (name) => document.querySelector(`#metrics-card dd[data-metric="${name}"]`).textContent;
+    return card('requests') === requests && card('completion_tokens') === tokens;
+  }, ['1', count('clover_completion_tokens_total')], { timeout: 5_000 });
+  const shown = (name) => page.textContent(`#metrics-card dd[data-metric="${name}"]`);
   assert.equal(await shown('completion_tokens'), count('clover_completion_tokens_total'));
   assert.equal(await shown('prompt_tokens'), count('clover_prompt_tokens_total'));
   assert.equal(await shown('passes'), count('clover_passes_total'));
