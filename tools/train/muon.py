@@ -39,18 +39,18 @@ class Muon(torch.optim.Optimizer):
     def step(self):
         for group in self.param_groups:
             live = [p for p in group["params"] if p.grad is not None]
-            updates = []
-            for i, p in enumerate(live):
+            if not live:
+                continue
+            # every update is a view of one buffer: the others' parts stay zero for the all-reduce
+            flat = live[0].new_zeros(sum(p.numel() for p in live))
+            updates = [u.view_as(p) for u, p in zip(flat.split([p.numel() for p in live]), live)]
+            for i, (p, update) in enumerate(zip(live, updates)):
                 buf = self.state[p].setdefault("momentum", torch.zeros_like(p))
                 buf.mul_(group["momentum"]).add_(p.grad)
                 if i % self.procs == self.rank:
-                    updates.append(orthogonalize(p.grad + group["momentum"] * buf))
-                else:
-                    updates.append(torch.zeros_like(p))
+                    update.copy_(orthogonalize(p.grad + group["momentum"] * buf))
             if self.procs > 1:
-                flat = torch.cat([u.reshape(-1) for u in updates])
                 dist.all_reduce(flat)
-                updates = [u.view_as(p) for u, p in zip(flat.split([p.numel() for p in live]), live)]
             for p, update in zip(live, updates):
                 rows, cols = p.shape[-2], p.shape[-1]
                 # an orthogonal update of a tall matrix has smaller entries: rescale to match
