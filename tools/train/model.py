@@ -120,12 +120,14 @@ def chunk_delta(q, k, v, g, beta, S0, keep=False, chunk=CHUNK):
     qk = (q @ k.transpose(-1, -2)) * decay
     qg = q * eG[..., None]
     k_end = k * torch.exp(G[..., -1:] - G)[..., None]
+    # unbind, not [:, :, n]: each slice's backward would write a gradient the size of the whole tensor
     S, outs, Us, starts = S0, [], [], []
-    for n in range(N):
+    per_chunk = (x.unbind(2) for x in (U0, W, qg, qk, eG[..., -1, None, None], k_end.transpose(-1, -2)))
+    for U0n, Wn, qgn, qkn, decay_n, k_end_n in zip(*per_chunk):
         starts.append(S)
-        U = U0[:, :, n] - W[:, :, n] @ S
-        outs.append(qg[:, :, n] @ S + qk[:, :, n] @ U)
-        S = eG[:, :, n, -1, None, None] * S + k_end[:, :, n].transpose(-1, -2) @ U
+        U = U0n - Wn @ S
+        outs.append(qgn @ S + qkn @ U)
+        S = decay_n * S + k_end_n @ U
         Us.append(U)
     o = torch.stack(outs, 2).movedim(1, 3).reshape(B, N * C, h, dv)[:, :T]
     if not keep:
