@@ -7,7 +7,10 @@ train.py --procs runs one process per core instead.
 The kernel family: OpenBLAS 0.3.21 (Debian 12) does not know newer CPUs (Emerald Rapids, Zen 5)
 and falls back to its generic "Prescott" SSE3 kernels, 4x slower for the model's matmuls (a
 320x192 . 192x768 product ran at 32 GFLOP/s instead of 138 on one core); the whole training
-step was 1.8x slower. Choosing the family from the CPU's own flags avoids that."""
+step was 1.8x slower. Choosing the family from the CPU's own flags avoids that.
+
+It also sets glibc's malloc to keep freed memory (_keep_freed_memory), which has to happen in the
+same place: before torch allocates anything, in every entry script."""
 import os
 
 

@@ -123,11 +123,11 @@ def chunk_delta(q, k, v, g, beta, S0, keep=False, chunk=CHUNK):
     # unbind, not [:, :, n]: each slice's backward would write a gradient the size of the whole tensor
     S, outs, Us, starts = S0, [], [], []
     per_chunk = (x.unbind(2) for x in (U0, W, qg, qk, eG[..., -1, None, None], k_end.transpose(-1, -2)))
-    for U0n, Wn, qgn, qkn, decay_n, k_end_n in zip(*per_chunk):
+    for U0n, Wn, qgn, qkn, end_decay_n, k_end_n in zip(*per_chunk):
         starts.append(S)
         U = U0n - Wn @ S
         outs.append(qgn @ S + qkn @ U)
-        S = decay_n * S + k_end_n @ U
+        S = end_decay_n * S + k_end_n @ U
         Us.append(U)
     o = torch.stack(outs, 2).movedim(1, 3).reshape(B, N * C, h, dv)[:, :T]
     if not keep:

@@ -42,8 +42,9 @@ class Muon(torch.optim.Optimizer):
             if not live:
                 continue
             # every update is a view of one buffer: the others' parts stay zero for the all-reduce
-            flat = live[0].new_zeros(sum(p.numel() for p in live))
-            updates = [u.view_as(p) for u, p in zip(flat.split([p.numel() for p in live]), live)]
+            sizes = [p.numel() for p in live]
+            flat = live[0].new_zeros(sum(sizes))
+            updates = [u.view_as(p) for u, p in zip(flat.split(sizes), live)]
             for i, (p, update) in enumerate(zip(live, updates)):
                 buf = self.state[p].setdefault("momentum", torch.zeros_like(p))
                 buf.mul_(group["momentum"]).add_(p.grad)
