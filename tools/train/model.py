@@ -120,14 +120,20 @@ def chunk_delta(q, k, v, g, beta, S0, keep=False, chunk=CHUNK):
     qk = (q @ k.transpose(-1, -2)) * decay
     qg = q * eG[..., None]
     k_end = k * torch.exp(G[..., -1:] - G)[..., None]
+    # The four products a chunk needs are two: the left factors that share a right factor are stacked
+    # (W over qg times S, qk over k_end^T times U). A bmm of small matrices costs about one BLAS
+    # call per batch row whatever its size, and the chunk loop is all such calls, forward and back.
     # unbind, not [:, :, n]: each slice's backward would write a gradient the size of the whole tensor
     S, outs, Us, starts = S0, [], [], []
-    per_chunk = (x.unbind(2) for x in (U0, W, qg, qk, eG[..., -1, None, None], k_end.transpose(-1, -2)))
-    for U0n, Wn, qgn, qkn, end_decay_n, k_end_n in zip(*per_chunk):
+    per_chunk = (x.unbind(2) for x in (U0, torch.cat([W, qg], -2), torch.cat([qk, k_end.transpose(-1, -2)], -2),
+                                        eG[..., -1, None, None]))
+    for U0n, W_qg_n, qk_k_end_n, end_decay_n in zip(*per_chunk):
         starts.append(S)
-        U = U0n - Wn @ S
-        outs.append(qgn @ S + qkn @ U)
-        S = end_decay_n * S + k_end_n @ U
+        WS, qgS = (W_qg_n @ S).split(C, -2)
+        U = U0n - WS
+        qkU, k_end_U = (qk_k_end_n @ U).split([C, dk], -2)
+        outs.append(qgS + qkU)
+        S = end_decay_n * S + k_end_U
         Us.append(U)
     o = torch.stack(outs, 2).movedim(1, 3).reshape(B, N * C, h, dv)[:, :T]
     if not keep:

@@ -41,7 +41,10 @@ def encode_all(tok, tasks):
 def make_batch(examples, idx, L, pad_id, mask_id, rng, shift=False):
     """rows: prompt + completion + padding; one answer-aligned block per row, partly masked.
     shift: block row i predicts the token of row i + 1 (diffusion.shift_logits); row 0's token is
-    the causal pass's next-token prediction, so the diffusion targets start at row 1"""
+    the causal pass's next-token prediction, so the diffusion targets start at row 1.
+    The causal rows stop at the longest row's last token that has a target: the blocks' padding
+    past the answers is only read by the preview, and a causal pass over it (a fifth of the
+    tokens) changes neither the loss nor the contexts at block starts (all before it)."""
     starts, lens = [], []
     for i in idx:
         p, c = examples[i]
@@ -63,7 +66,8 @@ def make_batch(examples, idx, L, pad_id, mask_id, rng, shift=False):
     first = 1 if shift else 0  # at least one masked row per block that the loss sees
     masked[torch.arange(len(idx)), first + u[:, first:].argmin(1)] = True
     noisy, diff_tgt = mask_block(block, masked, mask_id, shift)
-    return ids, ar_tgt, starts, noisy, diff_tgt
+    causal_T = max(sum(map(len, examples[i])) for i in idx) - 1
+    return ids[:, :causal_T], ar_tgt[:, :causal_T], starts, block, noisy, diff_tgt
 
 
 def block_at(ids, starts, L):
@@ -81,7 +85,7 @@ def mask_block(block, masked, mask_id, shift):
     return noisy, diff_tgt
 
 
-def order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, frac, shift, rng):
+def order_masks(net, ctx, block, noisy, diff_tgt, mask_id, frac, shift, rng):
     """For a `frac` share of the rows, keeps the number of masked block rows but moves the masks to the
     rows the model is least sure of in a preview of the fully masked block: LowConfidence fixes the
     confident rows first, so the states the decoder meets hold the hard rows still masked around
@@ -104,7 +108,7 @@ def order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, frac, shift, rn
     if shift:
         ordered[:, 0] = noisy[:, 0] == mask_id
     masked = torch.where(pick[:, None], ordered, noisy == mask_id)
-    return mask_block(block_at(ids, starts, L), masked, mask_id, shift)
+    return mask_block(block, masked, mask_id, shift)
 
 
 def draw_rows(lengths, bucket, budget, rng):
@@ -299,15 +303,15 @@ def train(rank, args, port, launcher_pid=None):
         L = step_rng.choice(BLOCK_SIZES)
         bucket = long_rows if long_rows and step_rng.random() < args.long_frac else short_rows
         idx = draw_rows(lengths, bucket, batch_tokens, rng)
-        ids, ar_tgt, starts, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng,
-                                                          cfg["diffusion"]["shift_logits"])
+        ids, ar_tgt, starts, block, noisy, diff_tgt = make_batch(examples, idx, L, pad_id, mask_id, rng,
+                                                                 cfg["diffusion"]["shift_logits"])
         state = net.new_state()
         logits = net.causal(ids, state, keep_states=True)
         aux = net.aux
         loss_ar = F.cross_entropy(logits.flatten(0, 1), ar_tgt.flatten())
         ctx = net.context_at(state, starts)
         if args.ordered_masks > 0:
-            noisy, diff_tgt = order_masks(net, ctx, ids, starts, noisy, diff_tgt, mask_id, args.ordered_masks,
+            noisy, diff_tgt = order_masks(net, ctx, block, noisy, diff_tgt, mask_id, args.ordered_masks,
                                           cfg["diffusion"]["shift_logits"], rng)
         plog = net.preview(noisy, ctx)
         aux = aux + net.aux
