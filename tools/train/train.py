@@ -85,20 +85,25 @@ def mask_block(block, masked, mask_id, shift):
     return noisy, diff_tgt
 
 
-def order_masks(net, ctx, block, noisy, diff_tgt, mask_id, frac, shift, rng):
+def order_masks(net, ctx, block, noisy, diff_tgt, mask_id, frac, shift, rng, sure_wrong=0.0):
     """For a `frac` share of the rows, keeps the number of masked block rows but moves the masks to the
     rows the model is least sure of in a preview of the fully masked block: LowConfidence fixes the
     confident rows first, so the states the decoder meets hold the hard rows still masked around
     fixed easy ones, which uniformly random masks rarely draw. With shift, row j's token is scored
-    by preview row j - 1 and row 0's by the causal pass, so row 0 is never chosen."""
+    by preview row j - 1 and row 0's by the causal pass, so row 0 is never chosen.
+    sure_wrong > 0: of that share, a row whose fully masked preview puts a wrong token at confidence
+    >= sure_wrong (what the decoder's first pass would fix at a threshold up to it) trains on the
+    fully masked block instead: ordering would unmask exactly that confident row, so its error
+    would never meet the loss. Returns the masked block, its targets and the number of such rows."""
     B, L = noisy.shape
     pick = torch.tensor([rng.random() < frac for _ in range(B)])
     if not pick.any():
-        return noisy, diff_tgt
+        return noisy, diff_tgt, 0
     with torch.no_grad():
-        conf = net.preview(torch.full_like(noisy, mask_id), ctx).softmax(-1).amax(-1)
+        conf, guess = net.preview(torch.full_like(noisy, mask_id), ctx).softmax(-1).max(-1)
     if shift:
         conf = torch.cat([torch.full((B, 1), float("inf")), conf[:, :-1]], 1)
+        guess = torch.cat([block[:, :1], guess[:, :-1]], 1)
     order = conf.argsort(1)  # least confident first
     count = (noisy == mask_id).sum(1, keepdim=True)
     if shift:  # row 0 counted as masked scores nothing; it stays where the random draw put it
@@ -108,7 +113,12 @@ def order_masks(net, ctx, block, noisy, diff_tgt, mask_id, frac, shift, rng):
     if shift:
         ordered[:, 0] = noisy[:, 0] == mask_id
     masked = torch.where(pick[:, None], ordered, noisy == mask_id)
-    return mask_block(block, masked, mask_id, shift)
+    wrong = torch.zeros(B, dtype=torch.bool)
+    if sure_wrong > 0:
+        wrong = pick & ((conf >= sure_wrong) & (guess != block)).any(1)
+        masked[wrong, 1 if shift else 0:] = True
+    noisy, diff_tgt = mask_block(block, masked, mask_id, shift)
+    return noisy, diff_tgt, int(wrong.sum())
 
 
 def draw_rows(lengths, bucket, budget, rng):
@@ -171,6 +181,9 @@ def main():
     ap.add_argument("--ordered-masks", type=float, default=0.0, metavar="F",
                     help="fraction of rows whose block mask is the model's own least confident rows (from a "
                          "no-grad preview of the fully masked block) instead of uniformly random ones")
+    ap.add_argument("--sure-wrong-masks", type=float, default=0.0, metavar="CONF",
+                    help="with --ordered-masks: an ordered row whose fully masked preview is wrong at confidence "
+                         ">= CONF in some block row trains on the fully masked block (0: off)")
     ap.add_argument("--shift-logits", action="store_true",
                     help="train the preview to predict each row's next token (config diffusion.shift_logits)")
     ap.add_argument("--vocab", type=int, default=2048)
@@ -191,6 +204,8 @@ def main():
     args = ap.parse_args()
     if args.deepen and not args.init:
         ap.error("--deepen needs --init")
+    if args.sure_wrong_masks and not args.ordered_masks:
+        ap.error("--sure-wrong-masks needs --ordered-masks")
     if args.procs > 1:
         with socket.socket() as sock:  # a free port for the processes' rendezvous
             sock.bind(("127.0.0.1", 0))
@@ -296,6 +311,7 @@ def train(rank, args, port, launcher_pid=None):
         return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * (s - warm) / max(1, args.steps - warm))))
 
     t_train = time.time()
+    sure_wrong_rows = 0  # this process's, for the log
     for step in range(args.steps):
         for opt in opts:  # AdamW's rate exactly lr_at's, as before --muon-lr; Muon's on the same curve
             for gr in opt.param_groups:
@@ -311,8 +327,9 @@ def train(rank, args, port, launcher_pid=None):
         loss_ar = F.cross_entropy(logits.flatten(0, 1), ar_tgt.flatten())
         ctx = net.context_at(state, starts)
         if args.ordered_masks > 0:
-            noisy, diff_tgt = order_masks(net, ctx, block, noisy, diff_tgt, mask_id, args.ordered_masks,
-                                          cfg["diffusion"]["shift_logits"], rng)
+            noisy, diff_tgt, n_wrong = order_masks(net, ctx, block, noisy, diff_tgt, mask_id, args.ordered_masks,
+                                                   cfg["diffusion"]["shift_logits"], rng, args.sure_wrong_masks)
+            sure_wrong_rows += n_wrong
         plog = net.preview(noisy, ctx)
         aux = aux + net.aux
         loss_diff = F.cross_entropy(plog.flatten(0, 1), diff_tgt.flatten())
@@ -328,7 +345,8 @@ def train(rank, args, port, launcher_pid=None):
         if step % 10 == 0 or step == args.steps - 1:
             el = time.time() - t_train
             log(f"step {step} L {L} rows {len(idx)} ar {loss_ar.item():.4f} diff {loss_diff.item():.4f} aux {aux.item():.3f} "
-                f"lr {lr_at(step):.2e} {el:.0f}s", flush=True)
+                f"lr {lr_at(step):.2e} {el:.0f}s" + (f" sure-wrong rows {sure_wrong_rows}" if args.sure_wrong_masks else ""),
+                flush=True)
         if lead and ((step + 1) % 50 == 0 or step == args.steps - 1):
             torch.save({"config": cfg, "state_dict": net.state_dict(), "step": done + step + 1,
                         "families": families, "show_work": args.show_work},
